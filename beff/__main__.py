@@ -1,0 +1,5 @@
+"""``python -m beff``."""
+
+from beff.cli import main
+
+main()

@@ -1,0 +1,101 @@
+"""The only module that imports ``mpi4py.MPI``.
+
+It applies the thread level before MPI_Init_thread, installs the abort-on-exception hook
+(one failing rank must not leave the others waiting) and an optional watchdog.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import sys
+import threading
+import types
+from collections.abc import Callable
+from typing import Any
+
+from beff.errors import BeffError
+
+_MPI: types.ModuleType | None = None
+_cleanup: list[Callable[[], None]] = []
+
+RANK_ENV_VARS = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK",
+                 "SLURM_PROCID")
+
+
+def env_rank() -> int | None:
+    """This process's rank as the launcher announced it, before MPI is initialized."""
+    for var in RANK_ENV_VARS:
+        value = os.environ.get(var)
+        if value is not None and value.isdigit():
+            return int(value)
+    return None
+
+
+def init(thread_level: str = "single") -> types.ModuleType:
+    """Initialize MPI with the requested thread level and return the ``MPI`` module."""
+    global _MPI
+    if _MPI is not None:
+        return _MPI
+    import mpi4py
+
+    mpi4py.rc.thread_level = thread_level
+    # Results are flushed per benchmark; MPI_Finalize at exit is mpi4py's job.
+    from mpi4py import MPI
+
+    _MPI = MPI
+    _install_abort_hook()
+    return MPI
+
+
+def mpi() -> types.ModuleType:
+    """The initialized ``MPI`` module (raises if :func:`init` has not run)."""
+    if _MPI is None:
+        raise RuntimeError("MPI is not initialized")
+    return _MPI
+
+
+def on_abort(func: Callable[[], None]) -> None:
+    """Run ``func`` (e.g. close the result file) before aborting the job."""
+    _cleanup.append(func)
+
+
+def abort(message: str, code: int = 1) -> None:
+    """Print ``message`` for this rank and abort the whole job."""
+    MPI = mpi()
+    rank = MPI.COMM_WORLD.Get_rank()
+    sys.stderr.write(f"beff: error on rank {rank}: {message}\n")
+    sys.stderr.write(f"beff: rank {rank} aborts the job (MPI_Abort, code {code})\n")
+    sys.stderr.flush()
+    for func in _cleanup:
+        try:
+            func()
+        except Exception:  # noqa: BLE001 - best effort while aborting
+            pass
+    MPI.COMM_WORLD.Abort(code)
+
+
+def _install_abort_hook() -> None:
+    previous = sys.excepthook
+
+    def hook(exc_type: type[BaseException], exc: BaseException, tb: Any) -> None:
+        if issubclass(exc_type, KeyboardInterrupt):
+            abort("interrupted", 130)
+        if os.environ.get("BEFF_DEBUG") and not isinstance(exc, BeffError):
+            previous(exc_type, exc, tb)
+        abort(f"{exc_type.__name__}: {exc}" if not isinstance(exc, BeffError) else str(exc))
+
+    sys.excepthook = hook
+
+
+def start_watchdog(seconds: float) -> threading.Timer:
+    """Abort the job, with every thread's stack on stderr, if it runs longer than ``seconds``."""
+
+    def fire() -> None:
+        faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+        abort(f"watchdog: run exceeded {seconds:g} s", 3)
+
+    timer = threading.Timer(seconds, fire)
+    timer.daemon = True
+    timer.start()
+    return timer

@@ -1,0 +1,63 @@
+"""Message buffers: numpy arrays, 2 MiB aligned when large, and IMB's ``-off_cache`` cycling."""
+
+from __future__ import annotations
+
+import numpy as np
+
+HUGEPAGE = 2 << 20
+SMALL_ALIGN = 64
+
+
+def aligned(nbytes: int, fill: int = 0) -> np.ndarray:
+    """A zero-copy-usable uint8 array of ``nbytes``.
+
+    Buffers of at least 1 MiB start on a 2 MiB boundary so that transparent hugepages can back
+    them (without that, bandwidth at >= 1 MiB drops measurably); smaller ones on a cache line.
+    """
+    align = HUGEPAGE if nbytes >= (1 << 20) else SMALL_ALIGN
+    raw = np.empty(nbytes + align, dtype=np.uint8)
+    offset = (-raw.ctypes.data) % align
+    buf = raw[offset : offset + nbytes]
+    buf.fill(fill)
+    return buf
+
+
+def off_cache_slots(nbytes: int, cache_bytes: int, line: int, n0: int) -> tuple[int, int]:
+    """(slot stride, slot count) for ``-off_cache``, as IMB 2021 computes them.
+
+    Consecutive messages start ``ceil(len/line) + 1`` cache lines apart, and the slots span
+    about twice the cache, but there are never more slots than repetitions (n0).
+    """
+    stride = (-(-nbytes // line) + 1) * line
+    count = max(1, min(n0, -(-2 * cache_bytes // stride)))
+    return stride, count
+
+
+class BufferSet:
+    """The send or receive buffers of one kernel at one message size.
+
+    ``views`` holds one view per off-cache slot (a single view when off_cache is off); a
+    kernel cycles through them so that consecutive iterations touch different memory.
+    """
+
+    def __init__(self, nbytes: int, off_cache: tuple[float, int] | None = None,
+                 fill: int = 0, n0: int = 1) -> None:
+        self.nbytes = nbytes
+        per_copy = max(nbytes, 1)
+        if off_cache is None:
+            self.stride, self.count = per_copy, 1
+        else:
+            cache_mb, line = off_cache
+            self.stride, self.count = off_cache_slots(per_copy, int(cache_mb * (1 << 20)), line,
+                                                      n0)
+        self.base = aligned(self.stride * self.count, fill)
+        self.views = [
+            self.base[i * self.stride : i * self.stride + nbytes] for i in range(self.count)
+        ]
+
+    @property
+    def cycling(self) -> bool:
+        return self.count > 1
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        return self.views[i % self.count]

@@ -1,0 +1,188 @@
+"""The ``beff`` command line (typer). Never imports mpi4py.MPI at module level.
+
+``beff imb SUITE ...`` takes IMB's single-dash flags verbatim, so it bypasses typer's option
+parsing; everything else is a regular typer command.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from beff import __version__
+from beff.errors import UsageError
+
+app = typer.Typer(
+    name="beff",
+    help="MPI bandwidth analyzer: b_eff, the Intel MPI Benchmarks set and parallel I/O.\n\n"
+    "Run measurements under MPI, e.g. `mpiexec -n 4 beff imb mpi1 PingPong`; "
+    "`list`, `describe` and `show` work without mpirun.",
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+class Format(str, Enum):
+    table = "table"
+    imb = "imb"
+    json = "json"
+    csv = "csv"
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"beff {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """beff: MPI bandwidth analyzer."""
+
+
+@app.command("list")
+def list_cmd(
+    suite: Annotated[Optional[str], typer.Argument(help="Only this suite.")] = None,  # noqa: UP007
+) -> None:
+    """List benchmarks by suite; opt-in ones run only when named."""
+    from beff.registry import SUITE_TITLES, iter_suites, load_suite
+
+    console = Console(highlight=False)
+    suites = [(suite, load_suite(suite))] if suite else list(iter_suites())
+    for name, table in suites:
+        t = Table(title=f"{name}: {SUITE_TITLES.get(name, name)}", show_edge=False)
+        t.add_column("benchmark")
+        t.add_column("runs")
+        t.add_column("kind")
+        for spec in table.values():
+            t.add_row(spec.name, "default" if spec.default else "opt-in", spec.kind.value)
+        console.print(t)
+
+
+@app.command()
+def describe(
+    name: Annotated[str, typer.Argument(help="Benchmark name (case-insensitive).")],
+    suite: Annotated[str, typer.Option(help="Suite of the benchmark.")] = "mpi1",
+) -> None:
+    """Say exactly what a benchmark times and which bytes it counts."""
+    from beff.registry import load_suite
+
+    spec = load_suite(suite).get(name.lower())
+    if spec is None:
+        typer.echo(f"beff: error: unknown benchmark {name!r} in suite {suite}", err=True)
+        raise typer.Exit(2)
+    typer.echo(f"{spec.name} ({spec.suite}, {spec.kind.value}, "
+               f"{'default' if spec.default else 'opt-in'})\n")
+    typer.echo(spec.description)
+    typer.echo(f"\ntime scale: {spec.time_scale}  bandwidth scale: {spec.bw_scale}  "
+               f"(MB = 10^6 B)")
+    if spec.bytes_counted:
+        typer.echo(f"bytes counted: {spec.bytes_counted}")
+
+
+@app.command()
+def show(
+    path: Annotated[Path, typer.Argument(help="A beff result file (.h5).")],
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+) -> None:
+    """Render a result file without MPI."""
+    from beff import report
+    from beff.store import load
+
+    try:
+        record = load(path)
+    except (OSError, ValueError) as exc:
+        typer.echo(f"beff: error: cannot read {path}: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if fmt is Format.imb:
+        sys.stdout.write(report.imb_text(record))
+    elif fmt is Format.json:
+        sys.stdout.write(report.json_text(record))
+    elif fmt is Format.csv:
+        sys.stdout.write(report.csv_text(record.measurements))
+    else:
+        console = Console(highlight=False)
+        report.render_header(record, console)
+        report.render_record_rich(record, console)
+
+
+@app.command()
+def info(
+    thread_level: Annotated[str, typer.Option("--thread-level", help="MPI thread level.")] = "single",
+) -> None:
+    """Under MPI: library, versions, timer, and where every rank runs."""
+    from beff import config, runtime
+    from beff.info import run_info
+
+    if thread_level not in config.THREAD_LEVELS:
+        runtime.usage_exit(f"--thread-level expects one of {'|'.join(config.THREAD_LEVELS)}")
+    runtime.run_job(thread_level, lambda MPI: None, run_info)
+
+
+IMB_HELP = """usage: mpiexec -n P beff imb SUITE [IMB flags] [benchmark names]
+
+SUITE: mpi1. IMB's own flags, as in IMB 2021.11:
+  -msglog [min:]max   -msglen FILE   -msgsize a,b,c   -npmin N   -multi 0|1   -map PxQ
+  -iter n[,vol_MiB[,nonaggr]]   -iter_policy dynamic|multiple_np|auto|off   -time SECS
+  -mem GB   -off_cache size[,line]   -input FILE   -include a,b   -exclude a,b
+  -thread_level single|funneled|serialized|multiple   -sync on|off   -root_shift on|off
+  -zero_size on|off   -warm_up on|off   -msg_pause on|off   -window_size N
+  -data_type byte|char|int|float|double   -red_data_type char|int|float|double
+beff's own:
+  -o PATH (result file, default beff-<UTC time>.h5)   --format table|imb|json|csv
+  --check (verify received data)   --config FILE.toml   --progress / --no-progress
+  --batches N (timed batches per size, default 10)
+"""
+
+
+def imb_main(argv: list[str]) -> None:
+    from beff import runtime
+
+    if not argv or argv[0] in ("-h", "--help", "-help"):
+        sys.stdout.write(IMB_HELP)
+        return
+    suite, rest = argv[0].lower(), argv[1:]
+    if any(a in ("-h", "--help", "-help") for a in rest):
+        sys.stdout.write(IMB_HELP)
+        return
+    from beff.imb import job
+    from beff.registry import SUITE_MODULES
+
+    if suite not in SUITE_MODULES:
+        runtime.usage_exit(f"unknown IMB suite {argv[0]!r} (known: {', '.join(SUITE_MODULES)})")
+    job.main(suite, rest)
+
+
+@app.command(
+    "imb",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    add_help_option=False,
+)
+def imb_cmd(ctx: typer.Context) -> None:
+    """Run an IMB suite with IMB's own flags: `mpiexec -n 4 beff imb mpi1 -msglog 3:7 PingPong`."""
+    imb_main(list(ctx.args))
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        if args and args[0] == "imb":
+            imb_main(args[1:])
+            return
+        app(args=args, prog_name="beff")
+    except UsageError as exc:
+        from beff import runtime
+
+        runtime.usage_exit(str(exc))

@@ -1,0 +1,202 @@
+"""IMB's own command line: single-dash flags and benchmark names, parsed without MPI.
+
+``mpirun -np 4 IMB-MPI1 -msglog 3:7 -npmin 2 PingPong`` ports to
+``mpirun -np 4 beff imb mpi1 -msglog 3:7 -npmin 2 PingPong``. beff's own options use two
+dashes (``--format``, ``--check``, ``--config``, ``--progress``) plus ``-o PATH``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from beff import config as C
+from beff.errors import UsageError
+from beff.schedule import parse_msglog, parse_size_list
+
+Parser = Callable[[str], dict[str, Any]]
+
+
+def _int(flag: str, minimum: int | None = None) -> Callable[[str], int]:
+    def conv(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise UsageError(f"{flag} expects an integer, got {text!r}") from None
+        if minimum is not None and value < minimum:
+            raise UsageError(f"{flag} must be at least {minimum}, got {value}")
+        return value
+
+    return conv
+
+
+def _float(flag: str, positive: bool = False) -> Callable[[str], float]:
+    def conv(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise UsageError(f"{flag} expects a number, got {text!r}") from None
+        if value != value or value in (float("inf"), float("-inf")):
+            raise UsageError(f"{flag} expects a finite number, got {text!r}")
+        if positive and value <= 0:
+            raise UsageError(f"{flag} must be positive, got {text}")
+        if value < 0:
+            raise UsageError(f"{flag} must not be negative, got {text}")
+        return value
+
+    return conv
+
+
+def _choice(flag: str, choices: tuple[str, ...]) -> Callable[[str], str]:
+    def conv(text: str) -> str:
+        value = text.lower()
+        if value not in choices:
+            raise UsageError(f"{flag} expects one of {'|'.join(choices)}, got {text!r}")
+        return value
+
+    return conv
+
+
+def _onoff(flag: str) -> Callable[[str], bool]:
+    def conv(text: str) -> bool:
+        return _choice(flag, ("on", "off"))(text) == "on"
+
+    return conv
+
+
+def _names(text: str) -> list[str]:
+    return [t for t in text.replace(",", " ").split() if t]
+
+
+def _msglog(text: str) -> dict[str, Any]:
+    lo, hi = parse_msglog(text)
+    return {"msglog_min": lo, "msglog_max": hi}
+
+
+def _iter(text: str) -> dict[str, Any]:
+    """``-iter msgspersample[,overall_vol_MiB[,msgs_nonaggr]][,policy]``."""
+    out: dict[str, Any] = {}
+    numbers: list[int] = []
+    for token in [t for t in text.split(",") if t]:
+        if token.lower() in C.ITER_POLICIES:
+            out["iter_policy"] = token.lower()
+        else:
+            numbers.append(_int("-iter", 1)(token))
+    if len(numbers) > 3:
+        raise UsageError(f"-iter takes at most three numbers, got {text!r}")
+    for key, value in zip(("msgspersample", "overall_vol_mib", "msgs_nonaggr"), numbers):
+        out[key] = value
+    if not out:
+        raise UsageError("-iter expects msgspersample[,overall_vol[,msgs_nonaggr]][,policy]")
+    return out
+
+
+def _off_cache(text: str) -> dict[str, Any]:
+    """``-off_cache cache_size[,line]`` in MiB; -1 means IMB's defaults (8 MiB, 64 B)."""
+    parts = text.split(",")
+    try:
+        size = float(parts[0])
+        line = int(parts[1]) if len(parts) > 1 else C.DEFAULT_CACHE_LINE
+    except (ValueError, IndexError):
+        raise UsageError(f"-off_cache expects cache_size[,cache_line_size], got {text!r}") from None
+    if len(parts) > 2:
+        raise UsageError(f"-off_cache expects cache_size[,cache_line_size], got {text!r}")
+    if size == -1:
+        return {"off_cache": (C.DEFAULT_CACHE_MB, C.DEFAULT_CACHE_LINE)}
+    if size <= 0 or line <= 0:
+        raise UsageError(f"-off_cache sizes must be positive (or -1), got {text!r}")
+    return {"off_cache": (size, line)}
+
+
+def _map(text: str) -> dict[str, Any]:
+    try:
+        p, q = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise UsageError(f"-map expects PxQ, got {text!r}") from None
+    if p < 1 or q < 1:
+        raise UsageError(f"-map expects positive P and Q, got {text!r}")
+    return {"map": (p, q)}
+
+
+def _multi(text: str) -> dict[str, Any]:
+    value = _int("-multi")(text)
+    if value not in (0, 1):
+        raise UsageError(f"-multi expects 0 or 1, got {text!r}")
+    return {"multi": value}
+
+
+def _single(key: str, conv: Callable[[str], Any]) -> Parser:
+    return lambda text: {key: conv(text)}
+
+
+# Flag -> parser of its value. Values never start a new flag, except negative numbers.
+FLAGS: dict[str, Parser] = {
+    "-msglog": _msglog,
+    "-msglen": _single("msglen_file", str),
+    "-msgsize": _single("msglen", lambda t: parse_size_list(t, "-msgsize")),
+    "-npmin": _single("npmin", _int("-npmin", 1)),
+    "-multi": _multi,
+    "-map": _map,
+    "-off_cache": _off_cache,
+    "-iter": _iter,
+    "-iter_policy": _single("iter_policy", _choice("-iter_policy", C.ITER_POLICIES)),
+    "-time": _single("time", _float("-time", positive=True)),
+    "-mem": _single("mem_gb", _float("-mem", positive=True)),
+    "-input": _single("input_file", str),
+    "-include": _single("include", _names),
+    "-exclude": _single("exclude", _names),
+    "-thread_level": _single("thread_level", _choice("-thread_level", C.THREAD_LEVELS)),
+    "-sync": _single("sync", _onoff("-sync")),
+    "-root_shift": _single("root_shift", _onoff("-root_shift")),
+    "-zero_size": _single("zero_size", _onoff("-zero_size")),
+    "-warm_up": _single("warm_up", _onoff("-warm_up")),
+    "-msg_pause": _single("msg_pause", _onoff("-msg_pause")),
+    "-window_size": _single("window_size", _int("-window_size", 1)),
+    "-data_type": _single("data_type", _choice("-data_type", C.DATA_TYPES)),
+    "-red_data_type": _single("red_data_type", _choice("-red_data_type", C.RED_DATA_TYPES)),
+    "-o": _single("output", str),
+    "--output": _single("output", str),
+    "--format": _single("format", _choice("--format", C.FORMATS)),
+    "--config": _single("config_file", str),
+    "--batches": _single("batches", _int("--batches", 1)),
+}
+SWITCHES: dict[str, dict[str, Any]] = {
+    "--check": {"check": True},
+    "--progress": {"progress": True},
+    "--no-progress": {"progress": False},
+}
+# Flags that may take a list of names up to the next flag (IMB's -include a b c).
+LIST_FLAGS = ("-include", "-exclude")
+
+
+def parse(argv: list[str]) -> dict[str, Any]:
+    """Parse IMB-style arguments into config overrides (raises UsageError)."""
+    out: dict[str, Any] = {"benchmarks": []}
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        key = token.lower() if token.startswith("-") else token
+        if key in SWITCHES:
+            out.update(SWITCHES[key])
+            i += 1
+            continue
+        if key in FLAGS:
+            if i + 1 >= len(argv):
+                raise UsageError(f"{token} needs a value")
+            value = argv[i + 1]
+            i += 2
+            if key in LIST_FLAGS:
+                while i < len(argv) and not argv[i].startswith("-"):
+                    value += "," + argv[i]
+                    i += 1
+            out.update(FLAGS[key](value))
+            continue
+        if token.startswith("-"):
+            raise UsageError(f"unknown option {token!r} (see `beff imb --help`)")
+        out["benchmarks"].extend(_names(token))
+        i += 1
+    if "msglen_file" in out and "msglen" in out:
+        raise UsageError("-msglen and -msgsize cannot be combined")
+    if not out["benchmarks"]:
+        del out["benchmarks"]
+    return out

@@ -1,0 +1,39 @@
+"""``beff info``: the MPI library, versions, timer and the placement of every rank."""
+
+from __future__ import annotations
+
+import types
+
+from rich.console import Console
+from rich.table import Table
+
+from beff.metadata import collect_mpi, collect_python, collect_rank, placement
+
+
+def run_info(MPI: types.ModuleType, _: object) -> None:
+    world = MPI.COMM_WORLD
+    ranks = world.gather(collect_rank(MPI), root=0)
+    if world.Get_rank() != 0:
+        return
+    assert ranks is not None
+    console = Console(highlight=False)
+    mpi = collect_mpi(MPI)
+    where = placement(ranks)
+    console.print(f"[bold]MPI library[/bold]: {mpi['library_version'].splitlines()[0]}")
+    console.print(f"MPI standard {mpi['standard_version']}, thread level {mpi['thread_level']}, "
+                  f"MPI.Wtick = {mpi['wtick']:.3g} s")
+    console.print("versions: " + ", ".join(f"{k} {v}" for k, v in collect_python().items()))
+    console.print(f"{world.Get_size()} ranks on {where['nodes']} node(s): "
+                  f"{', '.join(where['hosts'])}")
+    table = Table(title="placement", show_edge=False)
+    for col in ("rank", "host", "node", "local rank", "cpus", "numa"):
+        table.add_column(col)
+    for r in ranks:
+        table.add_row(str(r["rank"]), r["host"], str(r["node"]),
+                      f"{r['local_rank']}/{r['local_size']}", r["cpus"], r["numa"] or "-")
+    console.print(table)
+    if where["oversubscribed"]:
+        console.print("[bold yellow]warning:[/bold yellow] oversubscribed: more ranks than "
+                      "allowed cores on a node")
+    else:
+        console.print("oversubscribed: no")

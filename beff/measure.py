@@ -1,0 +1,332 @@
+"""The measurement core shared by the IMB-style suites.
+
+For each benchmark and process count it forms the active groups (idle ranks wait in a
+barrier), and for each message size it checks the time and memory budgets, calibrates the
+repetition count, warms up, synchronizes, and times batches of iterations with MPI.Wtime.
+Kernels never see the schedule; they only run n iterations and return the timed seconds.
+"""
+
+from __future__ import annotations
+
+import time
+import types
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from beff import schedule
+from beff.buffers import BufferSet, off_cache_slots
+from beff.config import RunConfig
+from beff.registry import BenchmarkSpec, Kind
+from beff.results import OK, OUT_OF_MEM, SKIPPED, TIME_OUT, Measurement
+
+N_BARR = 2
+GIB = float(1 << 30)
+
+
+@dataclass
+class Ctx:
+    """What a kernel gets: the MPI module, its group communicator and the run options."""
+
+    MPI: types.ModuleType
+    comm: Any
+    cfg: RunConfig
+    spec: BenchmarkSpec
+    group_index: int = 0
+    ngroups: int = 1
+    n0: int = 1
+    defects: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def rank(self) -> int:
+        return int(self.comm.Get_rank())
+
+    @property
+    def size(self) -> int:
+        return int(self.comm.Get_size())
+
+    def buffers(self, nbytes: int, fill: int = 0) -> BufferSet:
+        """Message buffers honouring ``-off_cache`` (at most n0 slots, as IMB)."""
+        return BufferSet(nbytes, self.cfg.off_cache, fill, self.n0)
+
+
+def unit_size(spec: BenchmarkSpec, cfg: RunConfig) -> int:
+    """Sizes are multiples of the data type (the reduction type for reductions)."""
+    return schedule.TYPE_SIZES[cfg.red_data_type if spec.reduction else cfg.data_type]
+
+
+def sizes_for(spec: BenchmarkSpec, cfg: RunConfig) -> list[int]:
+    """The message lengths ``spec`` runs at (Barrier-like SYNC benchmarks: one entry)."""
+    unit = unit_size(spec, cfg)
+    if spec.kind is Kind.SYNC:
+        return [(1 << cfg.msglog_max) // unit * unit]
+    if cfg.msglen is not None:
+        return schedule.user_lengths(cfg.msglen, cfg.msglog_max, unit)
+    return schedule.imb_lengths(cfg.msglog_min, cfg.msglog_max, cfg.zero_size, unit)
+
+
+def counts_for(spec: BenchmarkSpec, cfg: RunConfig, nprocs: int) -> list[int]:
+    """Process counts at which ``spec`` runs (IMB's selection of active processes)."""
+    if spec.procs is not None:
+        return [spec.procs] if nprocs >= spec.procs else []
+    npmin = cfg.npmin if cfg.npmin is not None else 2
+    return schedule.process_counts(nprocs, npmin, even=spec.kind is Kind.MSG_RATE)
+
+
+def map_position(cfg: RunConfig, world_rank: int, nprocs: int) -> int:
+    """Position of a world rank in group order; ``-map PxQ`` numbers ranks along rows."""
+    if cfg.map is None:
+        return world_rank
+    p, q = cfg.map
+    if p == 1 or q == 1 or world_rank >= p * q:
+        return world_rank
+    return (world_rank % p) * q + world_rank // p
+
+
+def buffer_bytes(spec: BenchmarkSpec, nbytes: int, np_: int, cfg: RunConfig,
+                 n0: int) -> float:
+    """Bytes of send plus receive buffer one rank needs at one size (IMB's -mem check)."""
+    init = max(nbytes, 4)
+    total = 0.0
+    for factor, per_np in ((spec.sendbuf, spec.send_np), (spec.recvbuf, spec.recv_np)):
+        length = factor * init * (np_ if per_np else 1)
+        if cfg.off_cache is not None and length > 0 and spec.kind is not Kind.SYNC:
+            stride, count = off_cache_slots(int(length), int(cfg.off_cache[0] * (1 << 20)),
+                                            cfg.off_cache[1], n0)
+            length = max(length, stride * count)
+        total += length
+    return total
+
+
+def split_batches(n: int, batches: int) -> list[int]:
+    """Split n iterations into at most ``batches`` nearly equal batches."""
+    b = max(1, min(batches, n))
+    base, extra = divmod(n, b)
+    return [base + (1 if i < extra else 0) for i in range(b)]
+
+
+ProgressFn = Callable[[str], None]
+
+
+class Driver:
+    """Runs the benchmarks of one suite on MPI.COMM_WORLD; rank 0 receives the Measurements."""
+
+    def __init__(self, MPI: types.ModuleType, cfg: RunConfig,
+                 progress: ProgressFn | None = None) -> None:
+        self.MPI = MPI
+        self.cfg = cfg
+        self.world = MPI.COMM_WORLD
+        self.progress = progress
+
+    def run_all(self, specs: Sequence[BenchmarkSpec],
+                emit: Callable[[Measurement], None]) -> None:
+        for spec in specs:
+            self.run(spec, emit)
+
+    def run(self, spec: BenchmarkSpec, emit: Callable[[Measurement], None]) -> None:
+        """Run ``spec`` at each process count; ``emit`` is called on world rank 0.
+
+        Any failed size (time-out, out-of-mem) ends the benchmark, later counts included.
+        """
+        for np_ in counts_for(spec, self.cfg, self.world.Get_size()):
+            m = self.run_count(spec, np_)
+            if m is not None:
+                emit(m)
+            if self.world.bcast(m.failed if m is not None else None, root=0):
+                break
+
+    def run_count(self, spec: BenchmarkSpec, np_: int) -> Measurement | None:
+        MPI, world, cfg = self.MPI, self.world, self.cfg
+        W = world.Get_size()
+        ngroups = 1 if cfg.multi is None else max(1, W // np_)
+        position = map_position(cfg, world.Get_rank(), W)
+        active = position < ngroups * np_
+        group_index = position // np_ if active else MPI.UNDEFINED
+        gcomm = world.Split(group_index, position)
+        rcomm = world.Split(0 if active else MPI.UNDEFINED, position)
+        try:
+            if not active:
+                world.Barrier()  # idle ranks wait here while the groups measure
+                return None
+            m = self._measure(spec, np_, ngroups, int(group_index), gcomm, rcomm)
+            world.Barrier()
+            if m is not None:
+                m.idle = W - ngroups * np_
+            return m
+        finally:
+            for c in (gcomm, rcomm):
+                if c != MPI.COMM_NULL:
+                    c.Free()
+
+    def _measure(self, spec: BenchmarkSpec, np_: int, ngroups: int, group_index: int,
+                 gcomm: Any, rcomm: Any) -> Measurement | None:
+        MPI, cfg = self.MPI, self.cfg
+        sizes = sizes_for(spec, cfg)
+        S, B = len(sizes), max(1, cfg.batches)
+        is_root = rcomm.Get_rank() == 0
+        ctx = Ctx(MPI, gcomm, cfg, spec, group_index, ngroups)
+        reps = np.zeros(S, dtype=np.int64)
+        status = [SKIPPED] * S
+        my_times = np.full(S, np.nan)
+        my_samples = np.full((S, B), np.nan)
+        my_iters = np.zeros((S, B), dtype=np.int64)
+        defects = np.zeros(S, dtype=np.int64)
+        need = np.zeros(S)
+        n_user = len(cfg.msglen) if cfg.msglen is not None else 0
+        budget = schedule.time_budget(n_user, cfg.msglog_min, cfg.msglog_max, cfg.time)
+        t_start = MPI.Wtime()
+        n_prev = cfg.msgspersample
+        history: list[tuple[int, int]] = []
+        raw = cfg.msglen if cfg.msglen is not None else sizes
+        for i, nbytes in enumerate(sizes):
+            if self.progress is not None and is_root:
+                self.progress(f"{spec.name} np={np_} {nbytes} B")
+            policy = self._policy(spec)
+            n0 = schedule.initial_repetitions(nbytes, cfg.msgspersample,
+                                              cfg.overall_vol_mib << 20, policy, np_,
+                                              cfg.msglog_max)
+            need[i] = buffer_bytes(spec, nbytes, np_, cfg, n0) / GIB + 0.001
+            verdict = rcomm.bcast(OUT_OF_MEM if need[i] - 0.001 > cfg.mem_gb else OK, root=0)
+            if verdict != OK:
+                status[i] = verdict
+                break
+            ctx.defects = 0
+            ctx.n0 = n0
+            with spec.kernel(ctx, nbytes) as run:
+                if policy == "dynamic" and spec.kind is not Kind.SYNC:
+                    n = self._calibrate(spec, run, gcomm, n0, n_prev, nbytes, raw[i], history)
+                elif policy == "dynamic":
+                    n = self._calibrate(spec, run, gcomm, cfg.msgspersample, cfg.msgspersample,
+                                        nbytes, raw[i], [])
+                else:
+                    n = n0
+                n_prev = n
+                history.append((raw[i], n))
+                # IMB checks the budget after calibration, before warm-up.
+                late = is_root and MPI.Wtime() - t_start > budget
+                if rcomm.bcast(late, root=0):
+                    status[i] = TIME_OUT
+                    break
+                if cfg.warm_up:
+                    run(schedule.warmup_iterations(n))
+                for _ in range(N_BARR):
+                    gcomm.Barrier()
+                parts = split_batches(n, B)
+                timed = [run(k) for k in parts]
+            status[i] = OK
+            reps[i] = n
+            my_iters[i, : len(parts)] = parts
+            my_samples[i, : len(parts)] = timed
+            my_times[i] = sum(timed) / n * spec.time_scale
+            defects[i] = ctx.defects
+            rcomm.Barrier()  # groups start each size together, as with IMB's world barrier
+            if cfg.msg_pause:
+                time.sleep(max(my_times[i] * n / 10, 0.1))
+        gathered = rcomm.gather(
+            (my_times, my_samples, my_iters, group_index, self.world.Get_rank(), defects, reps),
+            root=0,
+        )
+        if not is_root:
+            return None
+        times, samples, iters, groups, world_ranks, all_defects, _ = zip(*gathered)
+        return Measurement(
+            suite=spec.suite,
+            benchmark=spec.name,
+            kind=spec.kind.value,
+            nprocs=np_,
+            ngroups=ngroups,
+            multi=cfg.multi,
+            idle=0,
+            sizes=np.asarray(sizes, dtype=np.int64),
+            repetitions=reps,
+            status=status,
+            times=np.stack(times, axis=1),
+            group=np.asarray(groups, dtype=np.int64),
+            world_ranks=np.asarray(world_ranks, dtype=np.int64),
+            samples=np.stack(samples, axis=1),
+            batch_iters=np.stack(iters, axis=1),
+            time_scale=spec.time_scale,
+            bw_scale=spec.bw_scale,
+            msgrate_factor=msgrate_factor(spec, cfg, np_),
+            defects=np.sum(all_defects, axis=0) if cfg.check else None,
+            needed_gb=need,
+            checked=cfg.check,
+            attrs={"description": spec.description, "bytes_counted": spec.bytes_counted},
+        )
+
+    def _policy(self, spec: BenchmarkSpec) -> str:
+        policy = self.cfg.iter_policy
+        if policy == "auto":
+            return "multiple_np" if spec.rooted else "dynamic"
+        return policy
+
+    def _calibrate(self, spec: BenchmarkSpec, run: Callable[[int], float], comm: Any, n0: int,
+                   n_prev: int, nbytes: int, raw: int, history: list[tuple[int, int]]) -> int:
+        """IMB's dynamic policy: time 1 iteration, then a test batch, then fit ``-time``.
+
+        Calibration runs are untimed work; their cost counts against the time budget.
+        """
+        MPI, cfg = self.MPI, self.cfg
+        t = comm.allreduce(run(1), op=MPI.MAX)
+        k = comm.allreduce(schedule.calibration_test_count(t), op=MPI.MAX)
+        n = min(n0, k)
+        if n > 1:
+            t = comm.allreduce(run(n) / n, op=MPI.MAX)
+        t_sample = schedule.time_limited_count(n0, cfg.time, t)
+        if cfg.msglen is not None and spec.kind is not Kind.SYNC:
+            n = min(n0, schedule.monotone_count(t_sample, nbytes, history))
+        else:
+            n = min(n0, n_prev, t_sample)
+        return int(comm.bcast(max(1, n), root=0))
+
+
+def msgrate_factor(spec: BenchmarkSpec, cfg: RunConfig, np_: int) -> float:
+    """Messages counted per reported second (Uniband/Biband: bw_scale * window * NP/2)."""
+    if spec.kind is not Kind.MSG_RATE:
+        return 0.0
+    return spec.bw_scale * cfg.window_size * (np_ // 2)
+
+
+def measure_overhead(MPI: types.ModuleType, loops: int = 20000) -> dict[str, float]:
+    """The harness's own cost per call, in seconds, measured at start-up on this rank.
+
+    * ``wtime``: one MPI.Wtime() call;
+    * ``empty_loop``: one iteration of an empty Python for-loop;
+    * ``persistent_proc_null``: Start+Wait of a persistent send to MPI.PROC_NULL;
+    * ``send_proc_null``: a blocking Send to MPI.PROC_NULL.
+    """
+    wtime = MPI.Wtime
+    buf = np.zeros(1, dtype=np.uint8)
+    out: dict[str, float] = {}
+    t0 = wtime()
+    for _ in range(loops):
+        wtime()
+    out["wtime"] = (wtime() - t0) / loops
+    t0 = wtime()
+    for _ in range(loops):
+        pass
+    out["empty_loop"] = (wtime() - t0) / loops
+    req = MPI.COMM_SELF.Send_init(buf, MPI.PROC_NULL, 0)
+    start, wait = req.Start, req.Wait
+    t0 = wtime()
+    for _ in range(loops):
+        start()
+        wait()
+    out["persistent_proc_null"] = (wtime() - t0) / loops
+    req.Free()
+    send = MPI.COMM_SELF.Send
+    t0 = wtime()
+    for _ in range(loops):
+        send(buf, MPI.PROC_NULL, 0)
+    out["send_proc_null"] = (wtime() - t0) / loops
+    out["wtick"] = float(MPI.Wtick())
+    return out
+
+
+def overhead_summary(per_rank: Sequence[dict[str, float]]) -> dict[str, float]:
+    """Median over ranks of each overhead figure."""
+    keys = per_rank[0].keys()
+    return {k: float(np.median([d[k] for d in per_rank])) for k in keys}

@@ -1,0 +1,189 @@
+"""Small best-effort metadata collectors; none of them raises."""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import sys
+import time
+import types
+from importlib import metadata as importlib_metadata
+from typing import Any
+
+import numpy as np
+
+import beff
+
+ENV_PREFIXES = ("OMPI_MCA_", "PRTE_MCA_", "I_MPI_", "UCX_", "FI_", "MPICH_", "MPIR_CVAR_",
+                "HYDRA_", "SLURM_JOB", "OMP_")
+THREAD_NAMES = {0: "single", 1: "funneled", 2: "serialized", 3: "multiple"}
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib_metadata.version(dist)
+    except importlib_metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def collect_python() -> dict[str, Any]:
+    return {
+        "beff": beff.__version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "h5py": _version("h5py"),
+        "mpi4py": _version("mpi4py"),
+        "rich": _version("rich"),
+        "typer": _version("typer"),
+    }
+
+
+def collect_mpi(MPI: types.ModuleType) -> dict[str, Any]:
+    major, minor = MPI.Get_version()
+    try:
+        vendor = MPI.get_vendor()
+    except Exception:  # noqa: BLE001 - older mpi4py
+        vendor = ("unknown", (0, 0, 0))
+    return {
+        "library_version": MPI.Get_library_version().strip(),
+        "standard_version": f"{major}.{minor}",
+        "vendor": f"{vendor[0]} {'.'.join(map(str, vendor[1]))}",
+        "thread_level": THREAD_NAMES.get(MPI.Query_thread(), "unknown"),
+        "wtick": float(MPI.Wtick()),
+        "wtime_is_global": bool(MPI.COMM_WORLD.Get_attr(MPI.WTIME_IS_GLOBAL) or False),
+    }
+
+
+def collect_host() -> dict[str, Any]:
+    uname = platform.uname()
+    return {
+        "hostname": socket.gethostname(),
+        "system": uname.system,
+        "release": uname.release,
+        "version": uname.version,
+        "machine": uname.machine,
+        "cpu_count": os.cpu_count() or 0,
+        "memory_bytes": physical_memory(),
+    }
+
+
+def physical_memory() -> int:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def affinity() -> list[int]:
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return list(range(os.cpu_count() or 1))
+
+
+def numa_nodes(cpus: list[int]) -> list[int]:
+    """NUMA nodes of the given CPUs, from sysfs (empty where unavailable)."""
+    nodes: set[int] = set()
+    base = "/sys/devices/system/node"
+    try:
+        entries = [e for e in os.listdir(base) if e.startswith("node") and e[4:].isdigit()]
+    except OSError:
+        return []
+    wanted = set(cpus)
+    for entry in entries:
+        try:
+            with open(f"{base}/{entry}/cpulist", encoding="ascii") as fh:
+                if wanted & parse_cpulist(fh.read()):
+                    nodes.add(int(entry[4:]))
+        except OSError:
+            continue
+    return sorted(nodes)
+
+
+def parse_cpulist(text: str) -> set[int]:
+    """Parse a Linux cpulist such as ``0-3,8,10-11``."""
+    cpus: set[int] = set()
+    for part in text.strip().split(","):
+        if not part:
+            continue
+        if "-" in part:
+            lo, hi = part.split("-", 1)
+            cpus.update(range(int(lo), int(hi) + 1))
+        else:
+            cpus.add(int(part))
+    return cpus
+
+
+def format_cpus(cpus: list[int]) -> str:
+    """Compact cpulist form of a sorted CPU list."""
+    out: list[str] = []
+    i = 0
+    while i < len(cpus):
+        j = i
+        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
+            j += 1
+        out.append(str(cpus[i]) if i == j else f"{cpus[i]}-{cpus[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def collect_env() -> dict[str, str]:
+    return {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)}
+
+
+def collect_rank(MPI: types.ModuleType) -> dict[str, Any]:
+    """Placement of this rank: host, allowed CPUs, NUMA nodes, node-local rank and size."""
+    world = MPI.COMM_WORLD
+    node = world.Split_type(MPI.COMM_TYPE_SHARED, world.Get_rank())
+    local_rank, local_size = node.Get_rank(), node.Get_size()
+    leader = node.bcast(world.Get_rank(), root=0)
+    node.Free()
+    cpus = affinity()
+    return {
+        "rank": world.Get_rank(),
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "cpus": format_cpus(cpus),
+        "ncpus": len(cpus),
+        "numa": ",".join(map(str, numa_nodes(cpus))),
+        "local_rank": local_rank,
+        "local_size": local_size,
+        "node_leader": leader,
+        "host_cpu_count": os.cpu_count() or 0,
+    }
+
+
+def placement(ranks: list[dict[str, Any]]) -> dict[str, Any]:
+    """Node ids (from MPI_Comm_split_type SHARED) and the oversubscription verdict."""
+    leaders = sorted({r["node_leader"] for r in ranks})
+    node_of = {leader: i for i, leader in enumerate(leaders)}
+    for r in ranks:
+        r["node"] = node_of[r["node_leader"]]
+    oversubscribed = False
+    for leader in leaders:
+        members = [r for r in ranks if r["node_leader"] == leader]
+        cpus: set[int] = set()
+        for r in members:
+            cpus |= parse_cpulist(r["cpus"])
+        if len(members) > max(len(cpus), 1):
+            oversubscribed = True
+    return {
+        "nodes": len(leaders),
+        "hosts": sorted({r["host"] for r in ranks}),
+        "oversubscribed": oversubscribed,
+        "ranks_per_node": [sum(1 for r in ranks if r["node_leader"] == ld) for ld in leaders],
+    }
+
+
+def run_attrs(MPI: types.ModuleType, argv: list[str]) -> dict[str, Any]:
+    """Root attributes of the result file gathered on rank 0."""
+    return {
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "command_line": [os.path.basename(sys.argv[0])] + argv,
+        "versions": collect_python(),
+        "mpi": collect_mpi(MPI),
+        "host": collect_host(),
+        "env": collect_env(),
+        "nprocs": MPI.COMM_WORLD.Get_size(),
+    }

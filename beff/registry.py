@@ -1,0 +1,158 @@
+"""Declarative benchmark registry: one kernel function plus one decorator per benchmark.
+
+IMB's per-benchmark flags (SINGLE_TRANSFER, SCALE_TIME_HALF, SCALE_BW_DOUBLE, SENDBUF_SIZE_2I,
+HAS_ROOT, ...) become fields of :class:`BenchmarkSpec`, so time, byte and bandwidth
+arithmetic is table-driven and testable without MPI.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib
+import inspect
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from beff.errors import UsageError
+
+if TYPE_CHECKING:
+    from beff.measure import Ctx
+
+# A kernel is set up for one message size and yields ``run(n) -> seconds``: the time this
+# rank spent in the timed region over n iterations. It never prints.
+Runner = Callable[[int], float]
+Kernel = Callable[["Ctx", int], AbstractContextManager[Runner]]
+
+
+class Kind(str, enum.Enum):
+    """IMB's benchmark classes; they choose the process counts and the output table."""
+
+    SINGLE_TRANSFER = "single_transfer"
+    PARALLEL_TRANSFER = "parallel_transfer"
+    MSG_RATE = "parallel_transfer_msg_rate"
+    COLLECTIVE = "collective"
+    SYNC = "sync"
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    """How a benchmark is run and how its bytes, time and bandwidth are counted.
+
+    * reported time per rank = timed seconds / repetitions * ``time_scale``
+    * bandwidth [MB/s, MB = 10^6 B] = ``bw_scale`` * bytes / t_max
+    * memory needed = send + receive buffer, each a factor of the message size (times the
+      group size where ``send_np``/``recv_np`` is set), as IMB's SENDBUF_SIZE_*/RECVBUF_SIZE_*
+    """
+
+    name: str
+    suite: str
+    kernel: Kernel
+    kind: Kind
+    default: bool = True
+    procs: int | None = None  # exact group size (2 for ping-pong style benchmarks)
+    min_procs: int = 1
+    time_scale: float = 1.0
+    bw_scale: float = 1.0
+    sendbuf: float = 1.0
+    recvbuf: float = 1.0
+    send_np: bool = False
+    recv_np: bool = False
+    rooted: bool = False
+    reduction: bool = False
+    nonaggr: bool = False
+    description: str = ""
+    bytes_counted: str = ""
+
+    @property
+    def has_bandwidth(self) -> bool:
+        return self.kind in (Kind.SINGLE_TRANSFER, Kind.PARALLEL_TRANSFER, Kind.MSG_RATE)
+
+    def describe(self) -> dict[str, Any]:
+        """Plain-data definition, stored with every result and shown by ``beff describe``."""
+        return {
+            "name": self.name,
+            "suite": self.suite,
+            "kind": self.kind.value,
+            "default": self.default,
+            "procs": self.procs,
+            "min_procs": self.min_procs,
+            "time_scale": self.time_scale,
+            "bw_scale": self.bw_scale,
+            "rooted": self.rooted,
+            "description": self.description,
+            "bytes_counted": self.bytes_counted,
+        }
+
+
+_REGISTRY: dict[str, dict[str, BenchmarkSpec]] = {}
+
+# Modules that register benchmarks, per suite; imported lazily so that `beff --help` is fast.
+SUITE_MODULES: dict[str, tuple[str, ...]] = {
+    "mpi1": ("beff.imb.p2p", "beff.imb.coll"),
+}
+SUITE_TITLES: dict[str, str] = {
+    "mpi1": "IMB-MPI1 (point-to-point and collectives)",
+}
+
+
+def benchmark(
+    name: str, *, suite: str, kind: Kind, **fields: Any
+) -> Callable[[Kernel], Kernel]:
+    """Register ``kernel`` as benchmark ``name`` of ``suite``; the docstring says what is timed."""
+
+    def wrap(kernel: Kernel) -> Kernel:
+        doc = inspect.getdoc(kernel) or ""
+        spec = BenchmarkSpec(
+            name=name, suite=suite, kernel=kernel, kind=kind, description=doc, **fields
+        )
+        table = _REGISTRY.setdefault(suite, {})
+        if name.lower() in table:
+            raise ValueError(f"benchmark {name} registered twice in suite {suite}")
+        table[name.lower()] = spec
+        return kernel
+
+    return wrap
+
+
+def load_suite(suite: str) -> dict[str, BenchmarkSpec]:
+    """Import the suite's kernel modules and return its benchmarks in registration order."""
+    if suite not in SUITE_MODULES:
+        known = ", ".join(sorted(SUITE_MODULES))
+        raise UsageError(f"unknown suite {suite!r} (known: {known})")
+    for module in SUITE_MODULES[suite]:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+    return _REGISTRY.get(suite, {})
+
+
+def iter_suites() -> Iterator[tuple[str, dict[str, BenchmarkSpec]]]:
+    for suite in SUITE_MODULES:
+        yield suite, load_suite(suite)
+
+
+def resolve(suite: str, names: list[str], include: list[str], exclude: list[str]) -> list[BenchmarkSpec]:
+    """IMB's selection: named benchmarks (case-insensitive) or the default list, +include -exclude.
+
+    The result keeps the suite's run order.
+    """
+    table = load_suite(suite)
+
+    def lookup(token: str) -> BenchmarkSpec:
+        spec = table.get(token.lower())
+        if spec is None:
+            raise UsageError(f"unknown benchmark {token!r} in suite {suite} (see `beff list`)")
+        return spec
+
+    chosen = [lookup(n) for n in names] if names else [s for s in table.values() if s.default]
+    chosen += [lookup(n) for n in include]
+    dropped = {lookup(n).name for n in exclude}
+    order = {spec.name: i for i, spec in enumerate(table.values())}
+    unique = {spec.name: spec for spec in chosen if spec.name not in dropped}
+    if not unique:
+        raise UsageError("no benchmark left to run after -include/-exclude")
+    return sorted(unique.values(), key=lambda s: order[s.name])

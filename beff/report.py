@@ -1,0 +1,388 @@
+"""Rendering of results (rank 0 or ``beff show``): rich tables, IMB text, JSON and CSV.
+
+Renderers work on :class:`~beff.results.Measurement` objects, so a live run and a stored file
+print the same text.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from beff import __version__, stats
+from beff.results import OK, OUT_OF_MEM, TIME_OUT, Measurement, RunRecord
+
+W = 13
+PART_NAMES = {"mpi1": "MPI-1", "ext": "MPI-2", "nbc": "MPI-NBC", "rma": "MPI-RMA", "io": "MPI-IO"}
+TYPE_NAMES = {"byte": "MPI_BYTE", "char": "MPI_CHAR", "int": "MPI_INT", "float": "MPI_FLOAT",
+              "double": "MPI_DOUBLE"}
+TIME_OUT_TEXT = (' time-out.; Time limit (secs_per_sample * msg_sizes_list_len) is over; use '
+                 '"-time X" or SECS_PER_SAMPLE=X (IMB_settings.h) to increase time limit.')
+OUT_OF_MEM_TEXT = ' out-of-mem.; needed X={:8.3f} GB; use flag "-mem X" or MAX_MEM_USAGE>=X ' \
+                  '(IMB_mem_info.h)'
+IMB_FOOTER = "\n\n# All processes entering MPI_Finalize\n\n"
+THREAD_ENV = {"single": "", "funneled": "MPI_THREAD_FUNNELED",
+              "serialized": "MPI_THREAD_SERIALIZED", "multiple": "MPI_THREAD_MULTIPLE"}
+
+
+# ----------------------------------------------------------------------------- IMB text
+def imb_header(attrs: dict[str, Any], names: Iterable[str]) -> str:
+    """IMB 2021.11's global header, naming beff as the program that measured."""
+    cfg = attrs.get("config", {})
+    host = attrs.get("host", {})
+    mpi = attrs.get("mpi", {})
+    suite = cfg.get("suite", "mpi1")
+    created = attrs.get("created")
+    try:
+        date = time.asctime(time.localtime(
+            time.mktime(time.strptime(created, "%Y-%m-%dT%H:%M:%SZ")) - time.timezone))
+    except (TypeError, ValueError):
+        date = time.asctime()
+    dashes = "#" + "-" * 64
+    lines = [
+        "",
+        dashes,
+        f"#    beff {attrs.get('versions', {}).get('beff', __version__)} "
+        f"(Intel(R) MPI Benchmarks 2021.11 layout), {PART_NAMES.get(suite, suite)} part",
+        dashes,
+        f"# Date                  : {date}",
+        f"# Machine               : {host.get('machine', '')}",
+        f"# System                : {host.get('system', '')}",
+        f"# Release               : {host.get('release', '')}",
+        f"# Version               : {host.get('version', '')}",
+        f"# MPI Version           : {mpi.get('standard_version', '')}",
+        f"# MPI Thread Environment: {THREAD_ENV.get(mpi.get('thread_level', 'single'), '')}",
+        "",
+        "",
+        "# Calling sequence was: ",
+        "",
+        "# " + " ".join(attrs.get("command_line", [])) + " ",
+        "",
+    ]
+    if cfg.get("msglen") is not None:
+        lines.append("# Message lengths were user defined")
+    else:
+        lo = 0 if cfg.get("zero_size", True) else 1 << int(cfg.get("msglog_min", 0))
+        lines.append(f"# Minimum message length in bytes:   {lo}")
+        lines.append(f"# Maximum message length in bytes:   {1 << int(cfg.get('msglog_max', 22))}")
+    lines += [
+        "#",
+        f"# MPI_Datatype                   :   {TYPE_NAMES[cfg.get('data_type', 'byte')]} ",
+        f"# MPI_Datatype for reductions    :   {TYPE_NAMES[cfg.get('red_data_type', 'float')]} ",
+        "# MPI_Op                         :   MPI_SUM  ",
+        "# ",
+        "# ",
+        "",
+        "# List of Benchmarks to run:",
+        "",
+    ]
+    lines += [f"# {n}" for n in names]
+    return "\n".join(lines) + "\n"
+
+
+def _columns(m: Measurement) -> list[str]:
+    kind = m.kind
+    if kind == "sync":
+        cols = ["#repetitions", "t_min[usec]", "t_max[usec]", "t_avg[usec]"]
+    elif kind == "parallel_transfer_msg_rate":
+        cols = ["#bytes", "#repetitions", "Mbytes/sec", "Msg/sec"]
+    elif kind == "single_transfer" and m.multi != 0:
+        cols = ["#bytes", "#repetitions", "t[usec]", "Mbytes/sec"]
+    elif kind in ("single_transfer", "parallel_transfer"):
+        cols = ["#bytes", "#repetitions", "t_min[usec]", "t_max[usec]", "t_avg[usec]",
+                "Mbytes/sec"]
+    else:
+        cols = ["#bytes", "#repetitions", "t_min[usec]", "t_max[usec]", "t_avg[usec]"]
+    if m.multi is not None and m.multi > 0:
+        cols.insert(0, "Group")
+    if m.checked and kind != "sync":
+        cols.append("defects")
+    return cols
+
+
+def _procids(ranks: list[int]) -> str:
+    """World ranks, 16 per line, as IMB prints them after a '# ' prefix."""
+    out = ""
+    for i, r in enumerate(ranks):
+        if i and i % 16 == 0:
+            out += "\n# "
+        out += f" {r:4d}"
+    return out
+
+
+def imb_block(m: Measurement) -> str:
+    """One benchmark at one process count in IMB 2021.11's layout."""
+    cols = _columns(m)
+    dash = "#" + "-" * (len(cols) * W - 1)
+    name = ("Multi-" if m.ngroups > 1 else "") + m.benchmark
+    out = ["", dash, f"# Benchmarking {name} "]
+    if m.ngroups > 1:
+        out.append(f"# ( {m.ngroups} groups of {m.nprocs} processes each running simultaneous ) ")
+        for g in range(m.ngroups):
+            out.append(f"# Group  {g}: " + _procids(list(m.world_ranks[m.group == g])))
+            out.append("# ")
+    elif m.attrs.get("map_rows"):
+        out.append(f"# #processes = {m.nprocs}; rank order (rowwise): ")
+        for row in m.attrs["map_rows"]:
+            out.append("# " + _procids(row))
+            out.append("# ")
+    else:
+        out.append(f"# #processes = {m.nprocs} ")
+    if m.idle:
+        s = "" if m.idle == 1 else "es"
+        out.append(f"# ( {m.idle} additional process{s} waiting in MPI_Barrier)")
+    out += [dash, "".join(f"{c:>{W}s}" for c in cols)]
+    grouped = m.multi is not None and m.multi > 0
+    groups: list[int | None] = list(range(m.ngroups)) if grouped else [None]
+    summaries = {g: stats.summarize(m, g) for g in groups}
+    for i, size in enumerate(m.sizes):
+        status = m.status[i]
+        if status not in (OK, TIME_OUT, OUT_OF_MEM):
+            continue
+        if grouped:
+            out.append("")
+        for g in groups:
+            prefix = f"{g:{W}d}" if grouped else ""
+            if status == TIME_OUT:
+                out.append(prefix + f"{size:{W}d}" + TIME_OUT_TEXT)
+                continue
+            if status == OUT_OF_MEM:
+                need = m.needed_gb[i] if m.needed_gb is not None else math.nan
+                out.append(prefix + f"{size:{W}d}" + OUT_OF_MEM_TEXT.format(need))
+                continue
+            out.append(prefix + _row(m, summaries[g], i, cols))
+    return "\n".join(out) + "\n"
+
+
+def _row(m: Measurement, s: stats.Summary, i: int, cols: list[str]) -> str:
+    values = {
+        "#bytes": f"{int(m.sizes[i]):{W}d}",
+        "#repetitions": f"{int(m.repetitions[i]):{W}d}",
+        "t[usec]": f"{s.t_max[i]:{W}.2f}",
+        "t_min[usec]": f"{s.t_min[i]:{W}.2f}",
+        "t_max[usec]": f"{s.t_max[i]:{W}.2f}",
+        "t_avg[usec]": f"{s.t_avg[i]:{W}.2f}",
+        "Mbytes/sec": f"{s.mbytes_per_sec[i]:{W}.2f}",
+        "Msg/sec": f"{s.msg_per_sec[i]:{W}.0f}",
+        "defects": f"{float(m.defects[i]) if m.defects is not None else 0.0:{W}.2f}",
+    }
+    return "".join(values[c] for c in cols if c != "Group")
+
+
+def imb_text(record: RunRecord) -> str:
+    names = list(dict.fromkeys(m.benchmark for m in record.measurements))
+    body = "".join(imb_block(m) for m in record.measurements)
+    return imb_header(record.attrs, record.attrs.get("benchmarks", names)) + body + IMB_FOOTER
+
+
+# ----------------------------------------------------------------------------- rich
+def _fmt(x: float, digits: int = 2) -> str:
+    return "-" if not np.isfinite(x) else f"{x:,.{digits}f}"
+
+
+def placement_label(m: Measurement, ranks: list[dict[str, Any]]) -> str:
+    """Which hosts the measured ranks ran on, and whether pairs crossed nodes."""
+    if not ranks:
+        return ""
+    by_rank = {int(r["rank"]): r for r in ranks}
+    parts = []
+    for g in range(m.ngroups):
+        members = [int(w) for w in m.world_ranks[m.group == g]]
+        hosts = [str(by_rank.get(w, {}).get("host", "?")) for w in members]
+        nodes = {by_rank.get(w, {}).get("node", hosts[k]) for k, w in enumerate(members)}
+        where = "inter-node" if len(nodes) > 1 else "intra-node"
+        uniq = list(dict.fromkeys(hosts))
+        parts.append(f"ranks {','.join(map(str, members))} on {'+'.join(uniq)} ({where})")
+        if len(parts) >= 4 and m.ngroups > 5:
+            parts.append(f"... {m.ngroups - 4} more groups")
+            break
+    return "; ".join(parts)
+
+
+def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Table:
+    """A terminal table for one benchmark at one process count."""
+    s = stats.summarize(m)
+    spread = stats.batch_spread(m)
+    title = f"{m.suite.upper()} {m.benchmark} — {m.nprocs} processes"
+    if m.ngroups > 1:
+        title += f" × {m.ngroups} groups"
+    if m.idle:
+        title += f" ({m.idle} idle)"
+    caption = [placement_label(m, ranks or [])]
+    scale = " × 0.5 (half round trip)" if m.time_scale == 0.5 else ""
+    caption.append(f"t = timed loop / repetitions{scale}, over ranks; MB/s with MB = 10^6 B")
+    table = Table(title=title, caption="\n".join(c for c in caption if c), box=box.SIMPLE_HEAD)
+    sync = m.kind == "sync"
+    if not sync:
+        table.add_column("bytes", justify="right")
+    table.add_column("reps", justify="right")
+    for name in ("t_min [µs]", "t_max [µs]", "t_avg [µs]"):
+        table.add_column(name, justify="right")
+    if m.kind in ("single_transfer", "parallel_transfer", "parallel_transfer_msg_rate"):
+        table.add_column("MB/s", justify="right")
+    if m.msgrate_factor > 0:
+        table.add_column("msg/s", justify="right")
+    table.add_column("cv", justify="right")
+    if m.checked:
+        table.add_column("defects", justify="right")
+    for i, size in enumerate(m.sizes):
+        status = m.status[i]
+        if status not in (OK, TIME_OUT, OUT_OF_MEM):
+            continue
+        row = [] if sync else [f"{int(size):,}"]
+        if status != OK:
+            row.append(f"[red]{status}[/red]")
+            table.add_row(*row)
+            continue
+        row += [str(int(m.repetitions[i])), _fmt(s.t_min[i]), _fmt(s.t_max[i]), _fmt(s.t_avg[i])]
+        if m.kind in ("single_transfer", "parallel_transfer", "parallel_transfer_msg_rate"):
+            row.append(_fmt(s.mbytes_per_sec[i]))
+        if m.msgrate_factor > 0:
+            row.append(_fmt(s.msg_per_sec[i], 0))
+        row.append(_fmt(spread[i] * 100, 1) + "%" if np.isfinite(spread[i]) else "-")
+        if m.checked and m.defects is not None:
+            d = int(m.defects[i])
+            row.append(f"[red]{d}[/red]" if d else "0")
+        table.add_row(*row)
+    return table
+
+
+def warnings_for(attrs: dict[str, Any]) -> list[str]:
+    """Warnings every report shows: oversubscription, single-node network benchmarks, checks."""
+    out = []
+    placement = attrs.get("placement", {})
+    if placement.get("oversubscribed"):
+        out.append("oversubscribed run: more ranks than allowed cores on a node; "
+                   "timings include OS scheduling and are not representative")
+    if placement.get("nodes", 1) == 1 and attrs.get("nprocs", 1) > 1:
+        out.append("all ranks ran on one node: point-to-point figures are intra-node "
+                   "(shared memory), not network figures")
+    if attrs.get("config", {}).get("check"):
+        out.append("check mode: buffers were verified; these timings are not comparable "
+                   "with unchecked runs")
+    return out
+
+
+def overhead_line(attrs: dict[str, Any]) -> str:
+    o = attrs.get("overhead") or {}
+    if not o:
+        return ""
+    return ("harness overhead per call (median over ranks): "
+            f"Wtime {o.get('wtime', 0) * 1e9:.0f} ns, empty loop {o.get('empty_loop', 0) * 1e9:.0f}"
+            f" ns, persistent Start+Wait to PROC_NULL {o.get('persistent_proc_null', 0) * 1e9:.0f}"
+            f" ns, Send to PROC_NULL {o.get('send_proc_null', 0) * 1e9:.0f} ns")
+
+
+def render_header(record: RunRecord, console: Console) -> None:
+    """Run metadata: command, MPI library, hosts and placement."""
+    a = record.attrs
+    mpi = a.get("mpi", {})
+    where = a.get("placement", {})
+    console.print(f"[bold]{' '.join(a.get('command_line', []))}[/bold]")
+    console.print(f"created {a.get('created', '?')}, status {a.get('status', '?')}, "
+                  f"schema {a.get('schema_version', '?')}, beff "
+                  f"{a.get('versions', {}).get('beff', '?')}")
+    lib = str(mpi.get("library_version", "?")).splitlines()
+    console.print(f"MPI: {lib[0] if lib else '?'} (standard {mpi.get('standard_version', '?')}, "
+                  f"thread level {mpi.get('thread_level', '?')})")
+    console.print(f"{a.get('nprocs', '?')} ranks on {where.get('nodes', '?')} node(s): "
+                  f"{', '.join(where.get('hosts', []))}")
+
+
+def render_record_rich(record: RunRecord, console: Console) -> None:
+    for m in record.measurements:
+        console.print(rich_table(m, record.ranks))
+    footer(record.attrs, console)
+
+
+def footer(attrs: dict[str, Any], console: Console) -> None:
+    for w in warnings_for(attrs):
+        console.print(f"[bold yellow]warning:[/bold yellow] {w}")
+    line = overhead_line(attrs)
+    if line:
+        console.print(f"[dim]{line}[/dim]")
+
+
+# ----------------------------------------------------------------------------- JSON / CSV
+CSV_FIELDS = ["suite", "benchmark", "nprocs", "ngroups", "group", "bytes", "repetitions",
+              "t_min_us", "t_max_us", "t_avg_us", "mbytes_per_sec", "msg_per_sec", "status",
+              "defects"]
+
+
+def _clean(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def measurement_rows(m: Measurement) -> list[dict[str, Any]]:
+    """Flat rows (one per size, and per group with -multi 1)."""
+    grouped = m.multi is not None and m.multi > 0
+    rows = []
+    for g in list(range(m.ngroups)) if grouped else [None]:
+        s = stats.summarize(m, g)
+        for i, size in enumerate(m.sizes):
+            if m.status[i] not in (OK, TIME_OUT, OUT_OF_MEM):
+                continue
+            rows.append({
+                "suite": m.suite, "benchmark": m.benchmark, "nprocs": m.nprocs,
+                "ngroups": m.ngroups, "group": "all" if g is None else g, "bytes": int(size),
+                "repetitions": int(m.repetitions[i]),
+                "t_min_us": _clean(float(s.t_min[i])), "t_max_us": _clean(float(s.t_max[i])),
+                "t_avg_us": _clean(float(s.t_avg[i])),
+                "mbytes_per_sec": _clean(float(s.mbytes_per_sec[i])),
+                "msg_per_sec": _clean(float(s.msg_per_sec[i])), "status": m.status[i],
+                "defects": int(m.defects[i]) if m.defects is not None else None,
+            })
+    return rows
+
+
+def csv_text(measurements: Iterable[Measurement], header: bool = True) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
+    if header:
+        writer.writeheader()
+    for m in measurements:
+        writer.writerows(measurement_rows(m))
+    return buf.getvalue()
+
+
+def json_doc(record: RunRecord) -> dict[str, Any]:
+    """The documented JSON view: run metadata, placement and per-size figures."""
+    doc: dict[str, Any] = {
+        "schema_version": record.attrs.get("schema_version"),
+        "units": {"time": "us", "bandwidth": "MB/s (1 MB = 10^6 B)", "msg_rate": "1/s",
+                  "bytes": "B"},
+        "run": {k: v for k, v in record.attrs.items() if k not in ("env",)},
+        "ranks": record.ranks,
+        "results": [
+            {"suite": m.suite, "benchmark": m.benchmark, "nprocs": m.nprocs,
+             "ngroups": m.ngroups, "idle": m.idle, "rows": measurement_rows(m)}
+            for m in record.measurements
+        ],
+    }
+    if record.beff is not None:
+        doc["beff"] = record.beff
+    return doc
+
+
+def json_text(record: RunRecord) -> str:
+    return json.dumps(json_doc(record), indent=2, sort_keys=False, default=_json_default) + "\n"
+
+
+def _json_default(x: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        return [_clean(v) for v in x.tolist()]
+    if isinstance(x, np.generic):
+        return _clean(x.item())
+    raise TypeError(f"not JSON serializable: {type(x)}")

@@ -1,0 +1,50 @@
+"""Start MPI last: agree on the validated configuration, then run a job on every rank.
+
+Phase 1 (before MPI, every rank): pure parsing; bad syntax exits 2 at once, the same way on
+every rank because every rank parses the same argv.
+Phase 2 (after MPI_Init, rank 0): anything that touches the environment (files, the output
+directory, the number of processes) is decided by rank 0 and broadcast, so every rank takes
+the same branch: a bad value makes all ranks exit 2 within a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Callable
+from typing import NoReturn, TypeVar
+
+from beff import _mpi
+from beff.errors import UsageError
+
+T = TypeVar("T")
+
+
+def usage_exit(message: str) -> NoReturn:
+    """Exit 2 with one line on stderr, printed by rank 0 only (or when the rank is unknown)."""
+    if _mpi.env_rank() in (None, 0):
+        sys.stderr.write(f"beff: error: {message}\n")
+        sys.stderr.flush()
+    sys.exit(2)
+
+
+def run_job(thread_level: str, prepare: Callable[[types.ModuleType], T],
+            job: Callable[[types.ModuleType, T], None]) -> NoReturn:
+    """Initialize MPI, let rank 0 validate with ``prepare``, broadcast, and run ``job``."""
+    MPI = _mpi.init(thread_level)
+    world = MPI.COMM_WORLD
+    payload: tuple[str, object] | None = None
+    if world.Get_rank() == 0:
+        try:
+            payload = ("ok", prepare(MPI))
+        except UsageError as exc:
+            payload = ("error", str(exc))
+    payload = world.bcast(payload, root=0)
+    assert payload is not None
+    if payload[0] == "error":
+        if world.Get_rank() == 0:
+            sys.stderr.write(f"beff: error: {payload[1]}\n")
+            sys.stderr.flush()
+        sys.exit(2)
+    job(MPI, payload[1])  # type: ignore[arg-type]
+    sys.exit(0)

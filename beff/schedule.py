@@ -1,0 +1,165 @@
+"""Message-length schedules and IMB's repetition rules (pure functions, no MPI)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from beff.errors import UsageError
+
+MIB = 1 << 20
+
+
+TYPE_SIZES = {"byte": 1, "char": 1, "int": 4, "float": 4, "double": 8}
+
+
+def imb_lengths(min_log: int, max_log: int, zero_size: bool = True, unit: int = 1) -> list[int]:
+    """IMB's schedule: [0,] then 2^min_log rounded up to the type size, doubling up to
+    2^max_log (rounded down to the type size)."""
+    maxmsg = (1 << max_log) // unit * unit
+    sizes = [0] if zero_size else []
+    x = round_up((1 << min_log), unit)
+    while True:
+        x = min(x, maxmsg)
+        sizes.append(x)
+        if x >= maxmsg:
+            break
+        x *= 2
+    return sizes
+
+
+def user_lengths(lengths: Sequence[int], max_log: int, unit: int = 1) -> list[int]:
+    """IMB's handling of -msglen/-msgsize: clamp to 2^max_log, round up to the type size."""
+    maxmsg = (1 << max_log) // unit * unit
+    return [round_up(min(x, maxmsg), unit) for x in lengths]
+
+
+def round_up(x: int, unit: int) -> int:
+    return (x + unit - 1) // unit * unit
+
+
+def parse_msglog(text: str) -> tuple[int, int]:
+    """Parse ``-msglog [min:]max`` (a single value n means 0:n); max must be below 31."""
+    parts = text.split(":")
+    try:
+        if len(parts) == 1:
+            lo, hi = 0, int(parts[0])
+        elif len(parts) == 2:
+            lo, hi = int(parts[0]), int(parts[1])
+        else:
+            raise ValueError
+    except ValueError:
+        raise UsageError(f"-msglog expects [min:]max with integers, got {text!r}") from None
+    if lo < 0 or hi < 0:
+        raise UsageError(f"-msglog values must be non-negative, got {text!r}")
+    if lo > hi:
+        raise UsageError(f"-msglog min must not exceed max, got {text!r}")
+    if hi >= 31:
+        raise UsageError(f"-msglog max must be less than 31, got {hi}")
+    return lo, hi
+
+
+def parse_size_list(text: str, what: str) -> list[int]:
+    """Parse comma- or whitespace-separated non-negative byte counts."""
+    sizes: list[int] = []
+    for token in text.replace(",", " ").split():
+        try:
+            value = int(token)
+        except ValueError:
+            raise UsageError(f"{what}: not a non-negative integer: {token!r}") from None
+        if value < 0:
+            raise UsageError(f"{what}: negative message length {value}")
+        sizes.append(value)
+    if not sizes:
+        raise UsageError(f"{what}: no message lengths given")
+    return sizes
+
+
+def read_msglen_file(path: str) -> list[int]:
+    """Read ``-msglen FILE``: one length per line; '#' starts a comment."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = [line.split("#", 1)[0] for line in fh]
+    except OSError as exc:
+        raise UsageError(f"-msglen: cannot read {path}: {exc.strerror}") from None
+    return parse_size_list(" ".join(lines), f"-msglen {path}")
+
+
+def initial_repetitions(nbytes: int, msgspersample: int, overall_vol: int, policy: str,
+                        nprocs: int = 1, max_log: int = 22) -> int:
+    """IMB's start count n0 for one size (IMB_init_buffers_iter step 1).
+
+    * ``off``: msgspersample;
+    * ``multiple_np`` (or ``auto`` for rooted collectives, decided by the caller): the
+      hyperbola ``msgspersample * M / (NP * max(X,4) + M)`` rounded to a multiple of NP,
+      with M = 2^max_log;
+    * otherwise: msgspersample, capped by OVERALL_VOL / X for X > 0 (at least 1).
+    """
+    if policy == "off":
+        return msgspersample
+    if policy == "multiple_np":
+        m = float(1 << max_log)
+        tmp = int(msgspersample * m / (nprocs * max(nbytes, 4) + m) + 0.5)
+        return max(tmp - tmp % nprocs, nprocs)
+    if nbytes <= 0:
+        return msgspersample
+    return max(1, min(overall_vol // nbytes, msgspersample))
+
+
+def calibration_test_count(t_one: float) -> int:
+    """Iterations of IMB's second calibration run, from one iteration's time in seconds."""
+    if t_one < 1e-3:
+        return 1000
+    if t_one < 1.0:
+        return int(1.0 / t_one + 0.5)
+    return 1
+
+
+def time_limited_count(n0: int, secs: float, t_iter: float) -> int:
+    """How many iterations fit into ``secs`` at ``t_iter`` seconds each (IMB's t_sample)."""
+    if t_iter > 1e-8:
+        value = int(1 + secs / t_iter)
+        if value <= 2**31 - 1:
+            return value
+    return n0
+
+
+def monotone_count(t_sample: int, size: int, earlier: Sequence[tuple[int, int]]) -> int:
+    """User size lists: counts never grow with the message size, whatever the list order.
+
+    ``earlier`` holds (raw length, count) of the sizes measured before this one.
+    """
+    for length, count in earlier:
+        t_sample = min(t_sample, count) if length < size else max(t_sample, count)
+    return t_sample
+
+
+def warmup_iterations(n: int) -> int:
+    """IMB 2021.11 warm-up: n/10 iterations, but at least min(10, n)."""
+    w = n // 10
+    return min(10, n) if w < 10 else w
+
+
+def time_budget(n_user_lens: int, min_log: int, max_log: int, secs: float) -> float:
+    """Wall-clock budget per benchmark and process count (IMB's helper_time_check).
+
+    IMB counts the -msglog range even when a user size list is given.
+    """
+    return max(1, max(n_user_lens, max_log - min_log) - 1) * secs
+
+
+def process_counts(nprocs: int, npmin: int, even: bool = False) -> list[int]:
+    """IMB's sweep: npmin, 2 npmin, 4 npmin, ..., and finally P (npmin > P means P).
+
+    ``even`` (Uniband/Biband): P is rounded down and npmin up to even numbers.
+    """
+    if even:
+        nprocs -= nprocs % 2
+        npmin += npmin % 2
+    if nprocs < 1:
+        return []
+    n = max(1, min(nprocs, npmin))
+    counts = [n]
+    while n < nprocs:
+        n = min(2 * n, nprocs)
+        counts.append(n)
+    return counts
