@@ -8,6 +8,7 @@ Kernels never see the schedule; they only run n iterations and return the timed 
 
 from __future__ import annotations
 
+import os
 import time
 import types
 from collections.abc import Callable, Sequence
@@ -23,6 +24,7 @@ from beff.registry import BenchmarkSpec, Kind
 from beff.results import OK, OUT_OF_MEM, SKIPPED, TIME_OUT, Measurement
 
 N_BARR = 2
+IDLE_POLL = 0.002  # seconds between polls of a waiting rank
 GIB = float(1 << 30)
 
 
@@ -131,6 +133,7 @@ class Driver:
 
         Any failed size (time-out, out-of-mem) ends the benchmark, later counts included.
         """
+        _injected_fault(spec.name, self.world.Get_rank())
         for np_ in counts_for(spec, self.cfg, self.world.Get_size()):
             m = self.run_count(spec, np_)
             if m is not None:
@@ -149,10 +152,10 @@ class Driver:
         rcomm = world.Split(0 if active else MPI.UNDEFINED, position)
         try:
             if not active:
-                world.Barrier()  # idle ranks wait here while the groups measure
+                self.idle_barrier()
                 return None
             m = self._measure(spec, np_, ngroups, int(group_index), gcomm, rcomm)
-            world.Barrier()
+            self.idle_barrier()
             if m is not None:
                 m.idle = W - ngroups * np_
             return m
@@ -160,6 +163,17 @@ class Driver:
             for c in (gcomm, rcomm):
                 if c != MPI.COMM_NULL:
                     c.Free()
+
+    def idle_barrier(self) -> None:
+        """IMB's idle ranks wait in a barrier; here a nonblocking one polled with short sleeps.
+
+        A blocking MPI_Barrier busy-polls, and on an oversubscribed node the waiting ranks
+        would steal CPU time from the ranks being measured. Every rank uses the same call
+        (nonblocking and blocking collectives do not match).
+        """
+        req = self.world.Ibarrier()
+        while not req.Test():
+            time.sleep(IDLE_POLL)
 
     def _measure(self, spec: BenchmarkSpec, np_: int, ngroups: int, group_index: int,
                  gcomm: Any, rcomm: Any) -> Measurement | None:
@@ -281,6 +295,13 @@ class Driver:
         else:
             n = min(n0, n_prev, t_sample)
         return int(comm.bcast(max(1, n), root=0))
+
+
+def _injected_fault(benchmark: str, rank: int) -> None:
+    """Test-only hook: ``BEFF_TEST_FAIL=RANK:BENCHMARK`` raises on that rank at that benchmark."""
+    target = os.environ.get("BEFF_TEST_FAIL")
+    if target and target.lower() == f"{rank}:{benchmark}".lower():
+        raise RuntimeError(f"injected failure (BEFF_TEST_FAIL={target})")
 
 
 def msgrate_factor(spec: BenchmarkSpec, cfg: RunConfig, np_: int) -> float:

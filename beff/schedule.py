@@ -75,13 +75,25 @@ def parse_size_list(text: str, what: str) -> list[int]:
 
 
 def read_msglen_file(path: str) -> list[int]:
-    """Read ``-msglen FILE``: one length per line; '#' starts a comment."""
+    """Read ``-msglen FILE``: one length per line, optional k/K (x1024) or m/M (x2^20) suffix;
+    lines starting with '#' and blank lines are skipped, as in IMB."""
     try:
         with open(path, encoding="utf-8") as fh:
-            lines = [line.split("#", 1)[0] for line in fh]
+            lines = [ln.strip() for ln in fh]
     except OSError as exc:
         raise UsageError(f"-msglen: cannot read {path}: {exc.strerror}") from None
-    return parse_size_list(" ".join(lines), f"-msglen {path}")
+    sizes: list[int] = []
+    for line in lines:
+        if not line or line.startswith("#"):
+            continue
+        scale = {"k": 1 << 10, "m": 1 << 20}.get(line[-1].lower(), 1)
+        digits = line[:-1] if scale > 1 else line
+        if not digits.isdigit():
+            raise UsageError(f"-msglen {path}: not a message length: {line!r}")
+        sizes.append(int(digits) * scale)
+    if not sizes:
+        raise UsageError(f"-msglen {path}: no message lengths in the file")
+    return sizes
 
 
 def initial_repetitions(nbytes: int, msgspersample: int, overall_vol: int, policy: str,

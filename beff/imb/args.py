@@ -92,20 +92,21 @@ def _iter(text: str) -> dict[str, Any]:
 
 
 def _off_cache(text: str) -> dict[str, Any]:
-    """``-off_cache cache_size[,line]`` in MiB; -1 means IMB's defaults (8 MiB, 64 B)."""
+    """``-off_cache cache_size[,line]`` in MiB, as IMB: a negative size alone means the
+    defaults (8 MiB, 64 B lines); a size <= 0 otherwise turns the mode off."""
     parts = text.split(",")
     try:
+        if len(parts) > 2:
+            raise ValueError
         size = float(parts[0])
         line = int(parts[1]) if len(parts) > 1 else C.DEFAULT_CACHE_LINE
-    except (ValueError, IndexError):
+    except ValueError:
         raise UsageError(f"-off_cache expects cache_size[,cache_line_size], got {text!r}") from None
-    if len(parts) > 2:
-        raise UsageError(f"-off_cache expects cache_size[,cache_line_size], got {text!r}")
-    if size == -1:
+    if line <= 0:
+        raise UsageError(f"-off_cache line size must be positive, got {text!r}")
+    if size < 0 and len(parts) == 1:
         return {"off_cache": (C.DEFAULT_CACHE_MB, C.DEFAULT_CACHE_LINE)}
-    if size <= 0 or line <= 0:
-        raise UsageError(f"-off_cache sizes must be positive (or -1), got {text!r}")
-    return {"off_cache": (size, line)}
+    return {"off_cache": (size, line) if size > 0 else None}
 
 
 def _map(text: str) -> dict[str, Any]:

@@ -1,0 +1,73 @@
+"""IMB-style command-line parsing (no MPI)."""
+
+import pytest
+
+from beff.config import build_config
+from beff.errors import UsageError
+from beff.imb.args import parse
+
+
+def test_an_imb_job_line_ports_unchanged() -> None:
+    out = parse("-msglog 3:7 -npmin 2 PingPong".split())
+    assert out == {"msglog_min": 3, "msglog_max": 7, "npmin": 2, "benchmarks": ["PingPong"]}
+
+
+def test_flags_and_names_mix_in_any_order() -> None:
+    out = parse("PingPong -time 0.5 Sendrecv,Exchange -iter 20,8 -multi 0 -map 2x2".split())
+    assert out["benchmarks"] == ["PingPong", "Sendrecv", "Exchange"]
+    assert out["time"] == 0.5
+    assert (out["msgspersample"], out["overall_vol_mib"]) == (20, 8)
+    assert out["multi"] == 0 and out["map"] == (2, 2)
+
+
+def test_include_takes_several_names() -> None:
+    out = parse("-include Uniband Biband -exclude Sendrecv".split())
+    assert out["include"] == ["Uniband", "Biband"] and out["exclude"] == ["Sendrecv"]
+
+
+def test_off_cache_variants() -> None:
+    assert parse(["-off_cache", "-1"])["off_cache"] == (8.0, 64)
+    assert parse(["-off_cache", "16,128"])["off_cache"] == (16.0, 128)
+    assert parse(["-off_cache", "2.5"])["off_cache"] == (2.5, 64)
+    assert parse(["-off_cache", "0"])["off_cache"] is None
+
+
+def test_beff_options() -> None:
+    out = parse("-o r.h5 --format imb --check --no-progress".split())
+    assert out == {"output": "r.h5", "format": "imb", "check": True, "progress": False}
+
+
+@pytest.mark.parametrize("argv", [
+    ["-msglog", "9:3"], ["-npmin", "0"], ["-iter", "abc"], ["-off_cache", "x"],
+    ["-time", "-1"], ["-time", "nan"], ["-multi", "2"], ["-map", "2by2"], ["-mem", "0"],
+    ["-sync", "maybe"], ["--format", "xml"], ["-bogus"], ["-time"],
+    ["-msgsize", "1,-4"], ["-msglen", "f", "-msgsize", "4"], ["-thread_level", "max"],
+])
+def test_bad_input_is_a_usage_error(argv: list[str]) -> None:
+    with pytest.raises(UsageError):
+        parse(argv)
+
+
+def test_config_layers_and_sources(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    toml = tmp_path / "beff.toml"
+    toml.write_text("time = 2.5\nnpmin = 4\n")
+    cfg = build_config({"npmin": 2}, str(toml))
+    assert cfg.time == 2.5 and cfg.npmin == 2 and cfg.msglog_max == 22
+    assert cfg.sources["time"].startswith("config:")
+    assert cfg.sources["npmin"] == "cli"
+    assert cfg.sources["msglog_max"] == "default"
+
+
+def test_config_rejects_unknown_keys(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    toml = tmp_path / "beff.toml"
+    toml.write_text("tyme = 2.5\n")
+    with pytest.raises(UsageError, match="tyme"):
+        build_config({}, str(toml))
+
+
+def test_config_json_round_trip() -> None:
+    from beff.config import RunConfig
+
+    cfg = build_config({"map": (2, 2), "off_cache": (8.0, 64), "msglen": [1, 2]})
+    back = RunConfig.from_json(cfg.to_json())
+    assert back == cfg
