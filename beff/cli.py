@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -54,7 +54,7 @@ def _main(
 
 @app.command("list")
 def list_cmd(
-    suite: Annotated[Optional[str], typer.Argument(help="Only this suite.")] = None,  # noqa: UP007
+    suite: Annotated[str | None, typer.Argument(help="Only this suite.")] = None,
 ) -> None:
     """List benchmarks by suite; opt-in ones run only when named."""
     from beff.registry import SUITE_TITLES, iter_suites, load_suite
@@ -120,7 +120,9 @@ def show(
 
 @app.command()
 def info(
-    thread_level: Annotated[str, typer.Option("--thread-level", help="MPI thread level.")] = "single",
+    thread_level: Annotated[
+        str, typer.Option("--thread-level", help="MPI thread level.")
+    ] = "single",
 ) -> None:
     """Under MPI: library, versions, timer, and where every rank runs."""
     from beff import config, runtime

@@ -116,7 +116,7 @@ def load_toml(path: str) -> dict[str, Any]:
     """Read a beff TOML file: top-level keys (or a ``[beff]`` table) named like the fields."""
     try:
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            data: dict[str, Any] = tomllib.load(fh)
     except FileNotFoundError:
         raise UsageError(f"config file not found: {path}") from None
     except (OSError, tomllib.TOMLDecodeError) as exc:

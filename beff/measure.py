@@ -245,7 +245,7 @@ class Driver:
         )
         if not is_root:
             return None
-        times, samples, iters, groups, world_ranks, all_defects, _ = zip(*gathered)
+        times, samples, iters, groups, world_ranks, all_defects, _ = zip(*gathered, strict=True)
         return Measurement(
             suite=spec.suite,
             benchmark=spec.name,

@@ -135,7 +135,8 @@ def iter_suites() -> Iterator[tuple[str, dict[str, BenchmarkSpec]]]:
         yield suite, load_suite(suite)
 
 
-def resolve(suite: str, names: list[str], include: list[str], exclude: list[str]) -> list[BenchmarkSpec]:
+def resolve(suite: str, names: list[str], include: list[str],
+            exclude: list[str]) -> list[BenchmarkSpec]:
     """IMB's selection: named benchmarks (case-insensitive) or the default list, +include -exclude.
 
     The result keeps the suite's run order.

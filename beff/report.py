@@ -42,7 +42,7 @@ def imb_header(attrs: dict[str, Any], names: Iterable[str]) -> str:
     host = attrs.get("host", {})
     mpi = attrs.get("mpi", {})
     suite = cfg.get("suite", "mpi1")
-    created = attrs.get("created")
+    created = str(attrs.get("created", ""))
     try:
         date = time.asctime(time.localtime(
             time.mktime(time.strptime(created, "%Y-%m-%dT%H:%M:%SZ")) - time.timezone))
@@ -128,8 +128,8 @@ def imb_block(m: Measurement) -> str:
     out = ["", dash, f"# Benchmarking {name} "]
     if m.ngroups > 1:
         out.append(f"# ( {m.ngroups} groups of {m.nprocs} processes each running simultaneous ) ")
-        for g in range(m.ngroups):
-            out.append(f"# Group  {g}: " + _procids(list(m.world_ranks[m.group == g])))
+        for gi in range(m.ngroups):
+            out.append(f"# Group  {gi}: " + _procids(list(m.world_ranks[m.group == gi])))
             out.append("# ")
     elif m.attrs.get("map_rows"):
         out.append(f"# #processes = {m.nprocs}; rank order (rowwise): ")
@@ -143,7 +143,7 @@ def imb_block(m: Measurement) -> str:
         out.append(f"# ( {m.idle} additional process{s} waiting in MPI_Barrier)")
     out += [dash, "".join(f"{c:>{W}s}" for c in cols)]
     grouped = m.multi is not None and m.multi > 0
-    groups: list[int | None] = list(range(m.ngroups)) if grouped else [None]
+    groups: list[int | None] = [*range(m.ngroups)] if grouped else [None]
     summaries = {g: stats.summarize(m, g) for g in groups}
     for i, size in enumerate(m.sizes):
         status = m.status[i]
@@ -152,7 +152,7 @@ def imb_block(m: Measurement) -> str:
         if grouped:
             out.append("")
         for g in groups:
-            prefix = f"{g:{W}d}" if grouped else ""
+            prefix = "" if g is None else f"{g:{W}d}"
             if status == TIME_OUT:
                 out.append(prefix + f"{size:{W}d}" + TIME_OUT_TEXT)
                 continue

@@ -84,7 +84,8 @@ def _iter(text: str) -> dict[str, Any]:
             numbers.append(_int("-iter", 1)(token))
     if len(numbers) > 3:
         raise UsageError(f"-iter takes at most three numbers, got {text!r}")
-    for key, value in zip(("msgspersample", "overall_vol_mib", "msgs_nonaggr"), numbers):
+    keys = ("msgspersample", "overall_vol_mib", "msgs_nonaggr")
+    for key, value in zip(keys, numbers, strict=False):
         out[key] = value
     if not out:
         raise UsageError("-iter expects msgspersample[,overall_vol[,msgs_nonaggr]][,policy]")

@@ -33,7 +33,7 @@ def test_point_to_point_set(nprocs: int, tmp_path: Path) -> None:
     expected = {("PingPong", 2), ("PingPing", 2)} | {
         (n, c) for n in ("Sendrecv", "Exchange") for c in counts}
     assert set(got) == expected
-    for (name, np_), m in got.items():
+    for (_, np_), m in got.items():
         s = stats.summarize(m)
         assert list(m.sizes) == [0, 1, 2, 4, 8, 16]
         assert np.all(np.isfinite(s.t_max)) and np.all(s.t_min > 0)

@@ -34,7 +34,7 @@ def measurement_from(lines: list[str], kind: str, time_scale: float = 1.0,
     rows = [ln.split() for ln in lines[5:] if not ln.startswith("#")]
     sizes, reps, times = [], [], []
     for row in rows:
-        vals = dict(zip(titles, row))
+        vals = dict(zip(titles, row, strict=True))
         sizes.append(int(vals.get("#bytes", 0)))
         reps.append(int(vals["#repetitions"]))
         if "t[usec]" in vals:
@@ -56,7 +56,7 @@ def measurement_from(lines: list[str], kind: str, time_scale: float = 1.0,
 def compare(ours: list[str], theirs: list[str]) -> None:
     assert ours[:5] == theirs[:5]  # dashes, names, dashes, column titles, character for character
     assert len(ours) == len(theirs)
-    for a, b in zip(ours[5:], theirs[5:]):
+    for a, b in zip(ours[5:], theirs[5:], strict=True):
         assert len(a) == len(b)
         fa, fb = a.split(), b.split()
         assert fa[:2] == fb[:2]  # sizes and repetitions exactly
@@ -80,7 +80,7 @@ def test_point_to_point_blocks_match_imb(name: str, kind: str, scale: float, bw:
 
 def test_collective_and_barrier_blocks_match_imb() -> None:
     text = (SAMPLES / "mpi1-np2-coll-msglog0-16-time0.5-quiet.txt").read_text()
-    for (name, np_), theirs in blocks(text).items():
+    for (name, _), theirs in blocks(text).items():
         kind = "sync" if name == "Barrier" else "collective"
         ours = [ln for ln in report.imb_block(measurement_from(theirs, kind)).split("\n")
                 if ln.strip()]

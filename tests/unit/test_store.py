@@ -53,7 +53,7 @@ def test_round_trip_keeps_raw_samples(tmp_path: Path) -> None:
     path = tmp_path / "rt.h5"
     write(path)
     record = load(path)
-    for before, after in zip(measurements(), record.measurements):
+    for before, after in zip(measurements(), record.measurements, strict=True):
         np.testing.assert_array_equal(before.sizes, after.sizes)
         np.testing.assert_array_equal(before.times, after.times)
         np.testing.assert_array_equal(before.samples, after.samples)
