@@ -18,6 +18,7 @@ from beff.errors import BeffError
 
 _MPI: types.ModuleType | None = None
 _cleanup: list[Callable[[], None]] = []
+_aborting = False
 
 RANK_ENV_VARS = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK",
                  "SLURM_PROCID")
@@ -61,7 +62,12 @@ def on_abort(func: Callable[[], None]) -> None:
 
 
 def abort(message: str, code: int = 1) -> None:
-    """Print ``message`` for this rank and abort the whole job."""
+    """Print ``message`` for this rank and abort the whole job (once; later calls return)."""
+    global _aborting
+    if _aborting:
+        return
+    _aborting = True
+    sys.unraisablehook = lambda _: None  # library destructors may complain while we go down
     MPI = mpi()
     rank = MPI.COMM_WORLD.Get_rank()
     sys.stderr.write(f"beff: error on rank {rank}: {message}\n")
@@ -73,6 +79,7 @@ def abort(message: str, code: int = 1) -> None:
         except Exception:  # noqa: BLE001 - best effort while aborting
             pass
     MPI.COMM_WORLD.Abort(code)
+    os._exit(code)
 
 
 def _install_abort_hook() -> None:

@@ -16,6 +16,7 @@ import h5py
 import numpy as np
 
 from beff import stats
+from beff.errors import BeffError
 from beff.results import Measurement, RunRecord
 
 SCHEMA_VERSION = 1
@@ -40,6 +41,12 @@ class ResultFile:
         self.count = 0
 
     def create(self, attrs: dict[str, Any], ranks: list[dict[str, Any]]) -> None:
+        try:
+            self._create(attrs, ranks)
+        except (OSError, RuntimeError) as exc:  # h5py raises both
+            raise BeffError(f"cannot create result file {self.path}: {exc}") from exc
+
+    def _create(self, attrs: dict[str, Any], ranks: list[dict[str, Any]]) -> None:
         with h5py.File(self.path, "w") as f:
             f.attrs["format"] = FORMAT_NAME
             f.attrs["schema_version"] = SCHEMA_VERSION
@@ -62,10 +69,13 @@ class ResultFile:
 
     def add(self, m: Measurement) -> None:
         """Write one benchmark at one process count and flush it to disk."""
-        with h5py.File(self.path, "a") as f:
-            write_measurement(f.require_group("results"), m, self.count)
-            f.attrs["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-            f.flush()
+        try:
+            with h5py.File(self.path, "a") as f:
+                write_measurement(f.require_group("results"), m, self.count)
+                f.attrs["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                f.flush()
+        except (OSError, RuntimeError) as exc:  # h5py raises both
+            raise BeffError(f"cannot write results to {self.path}: {exc}") from exc
         self.count += 1
 
     def add_group(self, name: str, attrs: dict[str, Any],

@@ -61,3 +61,46 @@ def test_sigkill_halfway_leaves_every_completed_benchmark(tmp_path: Path) -> Non
     assert record.attrs["status"] == "running"  # killed: never marked complete
     for m in record.measurements:
         assert m.times.shape[0] == len(m.sizes)
+
+
+def _small_filesystem(path: Path) -> bool:
+    """Mount a 96 KiB tmpfs on ``path`` (root only)."""
+    if os.geteuid() != 0:
+        return False
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(path)],
+                       capture_output=True, timeout=30)
+    return r.returncode == 0
+
+
+def test_full_disk_aborts_with_a_clear_message(tmp_path: Path) -> None:
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if not _small_filesystem(disk):
+        pytest.skip("needs root to mount a small tmpfs (CI runs as root)")
+    try:
+        (disk / "filler").write_bytes(b"\0" * (64 << 10))
+        start = time.monotonic()
+        r = mpirun(2, "imb", "mpi1", *QUICK, "PingPong", "PingPing", "Sendrecv", "-o",
+                   str(disk / "out.h5"), timeout=60)
+        assert time.monotonic() - start < 30
+        assert r.returncode != 0
+        errors = [ln for ln in r.stderr.splitlines() if ln.startswith("beff: error on rank 0:")]
+        assert len(errors) == 1, r.stderr
+        assert "No space left on device" in r.stderr, r.stderr
+        assert "aborts the job" in r.stderr
+    finally:
+        subprocess.run(["umount", str(disk)], capture_output=True, timeout=30)
+
+
+def test_unwritable_output_directory_exits_2(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.access(locked, os.W_OK):
+            pytest.skip("running as root: permissions do not stop writes (see the full-disk test)")
+        r = mpirun(2, "imb", "mpi1", *QUICK, "PingPong", "-o", str(locked / "out.h5"),
+                   timeout=30)
+        assert r.returncode == 2 and "cannot write to" in r.stderr
+    finally:
+        locked.chmod(0o700)
