@@ -89,7 +89,7 @@ def test_full_disk_aborts_with_a_clear_message(tmp_path: Path) -> None:
         assert "No space left on device" in r.stderr, r.stderr
         assert "aborts the job" in r.stderr
     finally:
-        subprocess.run(["umount", str(disk)], capture_output=True, timeout=30)
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True, timeout=30)
 
 
 def test_unwritable_output_directory_exits_2(tmp_path: Path) -> None:
