@@ -13,7 +13,7 @@ from beff.store import load
 from tests.mpirun import mpirun
 
 pytestmark = pytest.mark.mpi
-QUICK = ["-msglog", "0:4", "-time", "0.2", "-iter", "50"]
+QUICK = ["-msglog", "0:4", "-time", "1", "-iter", "50"]
 
 
 def run(nprocs: int, tmp_path: Path, *args: str, timeout: float = 90) -> tuple[str, Path]:
