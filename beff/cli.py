@@ -106,7 +106,9 @@ def show(
     except (OSError, ValueError) as exc:
         typer.echo(f"beff: error: cannot read {path}: {exc}", err=True)
         raise typer.Exit(2) from None
-    if fmt is Format.imb:
+    if fmt is Format.imb and report.beff_summary(record) is not None:
+        sys.stdout.write(report.beff_summary(record)["final_line"] + "\n")  # type: ignore[index]
+    elif fmt is Format.imb:
         sys.stdout.write(report.imb_text(record))
     elif fmt is Format.json:
         sys.stdout.write(report.json_text(record))
@@ -115,7 +117,84 @@ def show(
     else:
         console = Console(highlight=False)
         report.render_header(record, console)
-        report.render_record_rich(record, console)
+        summary = report.beff_summary(record)
+        if summary is not None:
+            from beff import report_beff
+
+            report_beff.render(summary, record.attrs, console)
+        else:
+            report.render_record_rich(record, console)
+
+
+@app.command()
+def run(
+    memory_per_proc: Annotated[
+        str | None,
+        typer.Option("--memory-per-proc", help="Memory per process (e.g. 512MiB, 2G); "
+                     "Lmax = memory/128. Default: the node's physical memory / ranks on it."),
+    ] = None,
+    quick: Annotated[bool, typer.Option("--quick", help="b_eff's SHORT mode: 2 repetitions, "
+                                        "0.05 s per loop, 6 random patterns.")] = False,
+    time_per_loop: Annotated[
+        float | None, typer.Option("--time-per-loop", help="Seconds per (length, method) summed "
+                                   "over all patterns (default 0.5; 0.05 with --quick).")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed of the random patterns (default: "
+                                                  "the time in seconds, as b_eff 3.6).")] = None,
+    methods: Annotated[
+        str, typer.Option(help="Comma-separated: sendrecv, alltoallv, nonblocking (b_eff 3.6) "
+                          "and the opt-in irecv-send, isend-recv.")
+    ] = "sendrecv,alltoallv,nonblocking",
+    extra_methods_in_beff: Annotated[
+        bool, typer.Option("--extra-methods-in-beff", help="Let the opt-in methods enter the "
+                           "b_eff figure (they never do otherwise).")
+    ] = False,
+    output: Annotated[str | None, typer.Option("-o", "--output", help="Result file "
+                                               "(default beff-<UTC time>.h5).")] = None,
+    fmt: Annotated[Format, typer.Option("--format", help="table or json.")] = Format.table,
+    config_file: Annotated[str | None, typer.Option("--config", help="TOML config file.")] = None,
+    progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
+                                                  help="Progress bar on stderr.")] = None,
+    thread_level: Annotated[
+        str, typer.Option("--thread-level", help="MPI thread level.")
+    ] = "single",
+) -> None:
+    """Under MPI: b_eff, Rabenseifner's effective bandwidth (`mpiexec -n P beff run`)."""
+    from beff import config, effbw_job, runtime
+
+    try:
+        overrides: dict[str, object] = {
+            "quick": quick, "methods": [m.strip() for m in methods.split(",") if m.strip()],
+            "extra_methods_in_beff": extra_methods_in_beff, "format": fmt.value,
+            "thread_level": thread_level, "argv": sys.argv[1:], "suite": "beff",
+        }
+        if thread_level not in config.THREAD_LEVELS:
+            raise UsageError(f"--thread-level expects one of {'|'.join(config.THREAD_LEVELS)}")
+        if fmt not in (Format.table, Format.json):
+            raise UsageError("beff run --format accepts table or json (use `beff show` for more)")
+        if memory_per_proc is not None:
+            mem = config.parse_size(memory_per_proc, "--memory-per-proc")
+            if mem < (1 << 20):
+                raise UsageError("--memory-per-proc must be at least 1MiB")
+            overrides["memory_per_proc"] = mem
+        if time_per_loop is not None:
+            if not time_per_loop > 0:
+                raise UsageError("--time-per-loop must be positive")
+            overrides["time_per_loop"] = time_per_loop
+        for key, value in (("seed", seed), ("output", output), ("config_file", config_file),
+                           ("progress", progress)):
+            if value is not None:
+                overrides[key] = value
+        from beff.effbw import METHODS
+
+        chosen = [m.strip() for m in methods.split(",") if m.strip()]
+        unknown = [m for m in chosen if m not in METHODS]
+        if unknown or not chosen:
+            raise UsageError(f"--methods: unknown method(s) {', '.join(unknown) or '(none)'}; "
+                             f"known: {', '.join(METHODS)}")
+    except UsageError as exc:
+        runtime.usage_exit(str(exc))
+    effbw_job.main(overrides)
 
 
 @app.command()

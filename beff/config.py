@@ -67,6 +67,14 @@ class RunConfig:
     red_data_type: str = "float"
     msg_pause: bool = False
     thread_level: str = "single"
+    # b_eff (beff run).
+    memory_per_proc: int | None = None
+    quick: bool = False
+    time_per_loop: float | None = None
+    seed: int | None = None
+    methods: list[str] = field(
+        default_factory=lambda: ["sendrecv", "alltoallv", "nonblocking"])
+    extra_methods_in_beff: bool = False
     # beff's own options.
     output: str | None = None
     format: str = "table"
@@ -130,6 +138,25 @@ def load_toml(path: str) -> dict[str, Any]:
         if isinstance(data.get(key), list):
             data[key] = tuple(data[key])
     return data
+
+
+SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1000, "kib": 1 << 10, "m": 1 << 20,
+              "mb": 10**6, "mib": 1 << 20, "g": 1 << 30, "gb": 10**9, "gib": 1 << 30,
+              "t": 1 << 40, "tb": 10**12, "tib": 1 << 40}
+
+
+def parse_size(text: str, what: str) -> int:
+    """Parse a byte count such as ``65536``, ``64MiB``, ``64M`` (= MiB), ``1GB`` (= 10^9)."""
+    s = text.strip().lower().replace(" ", "")
+    digits = s.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = s[len(digits):]
+    try:
+        value = float(digits)
+    except ValueError:
+        raise UsageError(f"{what}: not a size: {text!r} (e.g. 512MiB, 2G, 1048576)") from None
+    if unit not in SIZE_UNITS or value < 0 or value != value:
+        raise UsageError(f"{what}: not a size: {text!r} (e.g. 512MiB, 2G, 1048576)")
+    return int(value * SIZE_UNITS[unit])
 
 
 def check_output_path(path: str) -> None:

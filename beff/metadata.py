@@ -151,6 +151,7 @@ def collect_rank(MPI: types.ModuleType) -> dict[str, Any]:
         "local_size": local_size,
         "node_leader": leader,
         "host_cpu_count": os.cpu_count() or 0,
+        "memory_bytes": physical_memory(),
     }
 
 

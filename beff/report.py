@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from beff import __version__, stats
+from beff.metadata import format_cpus
 from beff.results import OK, OUT_OF_MEM, TIME_OUT, Measurement, RunRecord
 
 W = 13
@@ -190,22 +191,42 @@ def _fmt(x: float, digits: int = 2) -> str:
     return "-" if not np.isfinite(x) else f"{x:,.{digits}f}"
 
 
-def placement_label(m: Measurement, ranks: list[dict[str, Any]]) -> str:
-    """Which hosts the measured ranks ran on, and whether pairs crossed nodes."""
+def placement_groups(m: Measurement, ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per group of ``m``: its world ranks, their hosts, node count and whether it crossed nodes.
+
+    Nodes are the MPI_Comm_split_type(SHARED) groups (the ``node`` column of the ranks table),
+    not host names; a rank without a node id counts its host as its node. Without ``ranks``
+    (a file written without a ranks table) the groups stored with the measurement are used.
+    """
     if not ranks:
-        return ""
+        return list(m.attrs.get("placement_groups", []))
     by_rank = {int(r["rank"]): r for r in ranks}
-    parts = []
+    out = []
     for g in range(m.ngroups):
         members = [int(w) for w in m.world_ranks[m.group == g]]
         hosts = [str(by_rank.get(w, {}).get("host", "?")) for w in members]
         nodes = {by_rank.get(w, {}).get("node", hosts[k]) for k, w in enumerate(members)}
-        where = "inter-node" if len(nodes) > 1 else "intra-node"
-        uniq = list(dict.fromkeys(hosts))
-        parts.append(f"ranks {','.join(map(str, members))} on {'+'.join(uniq)} ({where})")
-        if len(parts) >= 4 and m.ngroups > 5:
-            parts.append(f"... {m.ngroups - 4} more groups")
+        out.append({"group": g, "ranks": members, "hosts": list(dict.fromkeys(hosts)),
+                    "nodes": len(nodes), "inter_node": len(nodes) > 1})
+    return out
+
+
+def _ranks_on(group: dict[str, Any]) -> str:
+    return f"ranks {','.join(map(str, group['ranks']))} on {'+'.join(group['hosts'])}"
+
+
+def placement_label(m: Measurement, ranks: list[dict[str, Any]]) -> str:
+    """Which hosts the measured ranks ran on, and whether groups crossed nodes."""
+    groups = placement_groups(m, ranks)
+    parts = []
+    for grp in groups:
+        parts.append(f"{_ranks_on(grp)} ({'inter-node' if grp['inter_node'] else 'intra-node'})")
+        if len(parts) >= 4 and len(groups) > 5:
+            parts.append(f"... {len(groups) - 4} more groups")
             break
+    if len(groups) > 1:
+        crossing = sum(1 for grp in groups if grp["inter_node"])
+        parts.append(f"{crossing} of {len(groups)} groups inter-node")
     return "; ".join(parts)
 
 
@@ -257,8 +278,16 @@ def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Tab
     return table
 
 
-def warnings_for(attrs: dict[str, Any]) -> list[str]:
-    """Warnings every report shows: oversubscription, single-node network benchmarks, checks."""
+NETWORK_KINDS = ("single_transfer", "parallel_transfer", "parallel_transfer_msg_rate")
+
+
+def warnings_for(attrs: dict[str, Any], measurements: Iterable[Measurement] = (),
+                 ranks: list[dict[str, Any]] | None = None) -> list[str]:
+    """Warnings every report shows: oversubscription, network benchmarks inside one node, checks.
+
+    With ``measurements`` (and the ranks table), a multi-node run also warns about each
+    point-to-point benchmark whose every group stayed inside one node.
+    """
     out = []
     placement = attrs.get("placement", {})
     if placement.get("oversubscribed"):
@@ -267,6 +296,15 @@ def warnings_for(attrs: dict[str, Any]) -> list[str]:
     if placement.get("nodes", 1) == 1 and attrs.get("nprocs", 1) > 1:
         out.append("all ranks ran on one node: point-to-point figures are intra-node "
                    "(shared memory), not network figures")
+    else:
+        for m in measurements:
+            groups = placement_groups(m, ranks or [])
+            if m.kind in NETWORK_KINDS and groups and not any(g["inter_node"] for g in groups):
+                where = "; ".join(_ranks_on(g) for g in groups[:4])
+                more = f"; ... {len(groups) - 4} more groups" if len(groups) > 4 else ""
+                out.append(f"{m.benchmark} ({m.nprocs} processes) ran inside one node "
+                           f"({where}{more}): intra-node figures, not network figures; "
+                           "use -map PxQ or one rank per node")
     if attrs.get("config", {}).get("check"):
         out.append("check mode: buffers were verified; these timings are not comparable "
                    "with unchecked runs")
@@ -297,16 +335,24 @@ def render_header(record: RunRecord, console: Console) -> None:
                   f"thread level {mpi.get('thread_level', '?')})")
     console.print(f"{a.get('nprocs', '?')} ranks on {where.get('nodes', '?')} node(s): "
                   f"{', '.join(where.get('hosts', []))}")
+    nodes: dict[Any, list[dict[str, Any]]] = {}
+    for r in record.ranks:
+        nodes.setdefault(r.get("node", r.get("host")), []).append(r)
+    for node, members in nodes.items():
+        hosts = "+".join(dict.fromkeys(str(r.get("host", "?")) for r in members))
+        ranks = format_cpus(sorted(int(r["rank"]) for r in members))
+        console.print(f"  node {node} ({hosts}): ranks {ranks}")
 
 
 def render_record_rich(record: RunRecord, console: Console) -> None:
     for m in record.measurements:
         console.print(rich_table(m, record.ranks))
-    footer(record.attrs, console)
+    footer(record.attrs, console, record.measurements, record.ranks)
 
 
-def footer(attrs: dict[str, Any], console: Console) -> None:
-    for w in warnings_for(attrs):
+def footer(attrs: dict[str, Any], console: Console, measurements: Iterable[Measurement] = (),
+           ranks: list[dict[str, Any]] | None = None) -> None:
+    for w in warnings_for(attrs, measurements, ranks):
         console.print(f"[bold yellow]warning:[/bold yellow] {w}")
     line = overhead_line(attrs)
     if line:
@@ -367,13 +413,23 @@ def json_doc(record: RunRecord) -> dict[str, Any]:
         "ranks": record.ranks,
         "results": [
             {"suite": m.suite, "benchmark": m.benchmark, "nprocs": m.nprocs,
-             "ngroups": m.ngroups, "idle": m.idle, "rows": measurement_rows(m)}
+             "ngroups": m.ngroups, "idle": m.idle,
+             "placement": placement_groups(m, record.ranks), "rows": measurement_rows(m)}
             for m in record.measurements
         ],
     }
-    if record.beff is not None:
-        doc["beff"] = record.beff
+    summary = beff_summary(record)
+    if summary is not None:
+        doc["beff"] = summary
     return doc
+
+
+def beff_summary(record: RunRecord) -> dict[str, Any] | None:
+    """The derived b_eff numbers of a ``beff run`` file (None for other files)."""
+    if not record.beff or "summary" not in record.beff:
+        return None
+    value = record.beff["summary"]
+    return dict(json.loads(value)) if isinstance(value, str) else None
 
 
 def json_text(record: RunRecord) -> str:

@@ -24,7 +24,8 @@ FORMAT_NAME = "beff-results"
 # Root attributes stored as JSON text.
 JSON_ATTRS = ("command_line", "config", "config_sources", "versions", "mpi", "host", "env",
               "placement", "overhead")
-RANK_COLUMNS = ("rank", "host", "cpus", "numa", "local_rank", "local_size", "node", "pid")
+RANK_COLUMNS = ("rank", "host", "cpus", "numa", "local_rank", "local_size", "node", "pid",
+                "memory_bytes")
 
 _STR = h5py.string_dtype()
 

@@ -37,11 +37,11 @@ ATTRS = {
 }
 RANKS = [
     {"rank": 0, "host": "hostA", "cpus": "0", "numa": "0", "local_rank": 0, "local_size": 2,
-     "node": 0, "pid": 100},
+     "node": 0, "pid": 100, "memory_bytes": 1 << 34},
     {"rank": 1, "host": "hostA", "cpus": "1", "numa": "0", "local_rank": 1, "local_size": 2,
-     "node": 0, "pid": 101},
+     "node": 0, "pid": 101, "memory_bytes": 1 << 34},
     {"rank": 2, "host": "hostB", "cpus": "0", "numa": "0", "local_rank": 0, "local_size": 1,
-     "node": 1, "pid": 200},
+     "node": 1, "pid": 200, "memory_bytes": 1 << 34},
 ]
 
 

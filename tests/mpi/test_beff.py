@@ -1,0 +1,125 @@
+"""b_eff (`beff run`) under real MPI: completes, stores everything, recomputes exactly."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from beff.store import load
+from tests.mpirun import beff, mpirun
+
+pytestmark = pytest.mark.mpi
+QUICK = ["run", "--quick", "--memory-per-proc", "16MiB", "--no-progress"]
+
+
+def run(nprocs: int, tmp_path: Path, *args: str, timeout: float = 120) -> tuple[str, Path]:
+    out = tmp_path / f"beff-np{nprocs}.h5"
+    r = mpirun(nprocs, *QUICK, *args, "-o", str(out), timeout=timeout)
+    assert r.returncode == 0, r.stderr
+    return r.stdout, out
+
+
+def gmean(x: np.ndarray) -> float:
+    return float(np.exp(np.mean(np.log(x))))
+
+
+@pytest.mark.parametrize("nprocs", [2, 3, 4])
+def test_quick_run_completes_and_prints_the_final_line(nprocs: int, tmp_path: Path) -> None:
+    start = time.monotonic()
+    stdout, path = run(nprocs, tmp_path, "--seed", "7")
+    assert time.monotonic() - start < 60
+    line = stdout.strip().splitlines()[-1]
+    assert re.fullmatch(rf"b_effSHORT = +\d+\.\d{{3}} MB/s = +\d+\.\d{{3}} \* +{nprocs} PEs "
+                        r"with  16 MB/PE on \S+ .+", line), line
+    record = load(path)
+    assert record.attrs["status"] == "complete"
+    summary = json.loads(record.beff["summary"])  # type: ignore[index]
+    assert summary["mode"] == "b_effSHORT" and summary["nprocs"] == nprocs
+    assert summary["lmax_bytes"] == 131072 and len(summary["per_length"]) == 21
+    assert summary["b_eff_MBps"] > 0 and summary["pingpong_latency_us"] > 0
+
+
+def test_b_eff_recomputed_from_the_raw_data(tmp_path: Path) -> None:
+    """The spec's formulas, written out independently, on the stored per-rank minima."""
+    _, path = run(3, tmp_path, "--seed", "11")
+    with h5py.File(path, "r") as f:
+        g = f["beff"]
+        bw_min = g["bw_min"][()]  # [rep, len, pat, meth], min over ranks, B/s
+        scale = g["all_msg_cnt"][()] / g["sr_count"][()]
+        kinds = json.loads(g.attrs["kinds"])
+        labels = json.loads(g.attrs["labels"])
+        summary = json.loads(g.attrs["summary"])
+    b = np.nan_to_num(bw_min, nan=0.0) * scale[None, None, :, None]
+    b_pl = b.max(axis=(0, 3))  # B_p(L)
+    b_p = b_pl.mean(axis=0)  # B_p
+    rings = [i for i, k in enumerate(kinds) if k == "ring"]
+    rand = [i for i, k in enumerate(kinds) if k == "random"]
+    assert len(rings) == 6 and len(rand) == 6
+    b_ring, b_random = gmean(b_p[rings]), gmean(b_p[rand])
+    b_eff = np.sqrt(b_ring * b_random)
+    assert summary["b_ring_MBps"] == pytest.approx(b_ring / 1e6, rel=1e-9)
+    assert summary["b_random_MBps"] == pytest.approx(b_random / 1e6, rel=1e-9)
+    assert summary["b_eff_MBps"] == pytest.approx(b_eff / 1e6, rel=1e-9)
+    lmax = np.sqrt(gmean(b_pl[-1, rings]) * gmean(b_pl[-1, rand]))
+    assert summary["b_eff_lmax_MBps"] == pytest.approx(lmax / 1e6, rel=1e-9)
+    assert summary["ring_lmax_MBps"] == pytest.approx(gmean(b_pl[-1, rings]) / 1e6, rel=1e-9)
+    first = np.sqrt(gmean(b_pl[0, rings]) * gmean(b_pl[0, rand]))
+    assert summary["latency_us"] == pytest.approx(3 / first * 1e6, rel=1e-9)
+    pp = labels.index("one PingPong Pair")
+    pp_best = b[:, :, pp, 0].max(axis=0)
+    assert summary["pingpong_latency_us"] == pytest.approx(1e6 / pp_best[0], rel=1e-9)
+    assert summary["pingpong_bandwidth_MBps"] == pytest.approx(pp_best[-1] / 1e6, rel=1e-9)
+
+
+def test_seed_reproduces_the_random_patterns(tmp_path: Path) -> None:
+    _, a = run(4, tmp_path, "--seed", "42")
+    with h5py.File(a, "r") as f:
+        first = f["beff/random_perm"][()]
+    b_dir = tmp_path / "again"
+    b_dir.mkdir()
+    _, b = run(4, b_dir, "--seed", "42")
+    with h5py.File(b, "r") as f:
+        second = f["beff/random_perm"][()]
+        seed = json.loads(f["beff"].attrs["summary"])["seed"]
+    np.testing.assert_array_equal(first, second)
+    assert seed == 42
+    for perm in first:
+        assert sorted(perm.tolist()) == [0, 1, 2, 3]
+
+
+def test_opt_in_methods_stay_out_of_the_official_figure(tmp_path: Path) -> None:
+    stdout, path = run(2, tmp_path, "--methods", "sendrecv,irecv-send,isend-recv",
+                       "--format", "json")
+    summary = json.loads(stdout)["beff"]
+    assert summary["methods"] == ["sendrecv", "irecv-send", "isend-recv"]
+    assert summary["methods_in_b_eff"] == ["sendrecv"]
+    assert summary["b_eff_all_methods_MBps"] >= summary["b_eff_MBps"] > 0
+    r = beff("show", str(path))
+    assert r.returncode == 0 and "not official" in r.stdout and "b_effSHORT =" in r.stdout
+
+
+def test_one_rank_is_refused_with_exit_2() -> None:
+    r = mpirun(1, *QUICK, timeout=30)
+    assert r.returncode == 2 and "at least 2 processes" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--memory-per-proc", "lots"], "--memory-per-proc"),
+    (["--memory-per-proc", "512k"], "at least 1MiB"),
+    (["--methods", "carrier-pigeon"], "--methods"),
+    (["--time-per-loop", "-1"], "--time-per-loop"),
+    (["-o", "/nonexistent-dir/x.h5"], "output directory"),
+])
+def test_bad_run_options_exit_2(args: list[str], needle: str) -> None:
+    start = time.monotonic()
+    r = mpirun(2, *QUICK, *args, timeout=30)
+    assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr
+    assert r.stderr.count("beff: error:") == 1
+    assert time.monotonic() - start < 5
