@@ -33,11 +33,50 @@ def env_rank() -> int | None:
     return None
 
 
+# Set before MPI_Init when the launcher put more ranks on this node than it has cores:
+# MPICH's single-threaded progress loop and Open MPI's default both spin without yielding,
+# so a waiting rank would hold its core for a whole time slice.
+YIELD_SETTINGS = {
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "16",
+    "OMPI_MCA_mpi_yield_when_idle": "1",
+}
+LOCAL_SIZE_ENV_VARS = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE")
+applied_yield_settings: dict[str, str] = {}
+
+
+def local_ranks_from_env() -> int | None:
+    for var in LOCAL_SIZE_ENV_VARS:
+        value = os.environ.get(var, "")
+        if value.isdigit():
+            return int(value)
+    return None
+
+
+def apply_yield_settings() -> dict[str, str]:
+    """Ask the MPI to yield while waiting if this node is oversubscribed (before MPI_Init).
+
+    Variables the user set are left alone; ``BEFF_NO_YIELD=1`` disables this. What was set
+    is recorded in the result file.
+    """
+    local = local_ranks_from_env()
+    if os.environ.get("BEFF_NO_YIELD") == "1" or local is None:
+        return {}
+    if local <= (os.cpu_count() or 1):
+        return {}
+    for key, value in YIELD_SETTINGS.items():
+        if key not in os.environ:
+            os.environ[key] = value
+            applied_yield_settings[key] = value
+    return applied_yield_settings
+
+
 def init(thread_level: str = "single") -> types.ModuleType:
     """Initialize MPI with the requested thread level and return the ``MPI`` module."""
     global _MPI
     if _MPI is not None:
         return _MPI
+    apply_yield_settings()
     import mpi4py
 
     mpi4py.rc.thread_level = thread_level

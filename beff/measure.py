@@ -281,14 +281,23 @@ class Driver:
                    n_prev: int, nbytes: int, raw: int, history: list[tuple[int, int]]) -> int:
         """IMB's dynamic policy: time 1 iteration, then a test batch, then fit ``-time``.
 
-        Calibration runs are untimed work; their cost counts against the time budget.
+        Unlike IMB, the fit uses the wall-clock time per iteration when that is larger than
+        the reported time, so the untimed ``-sync`` barrier of collectives counts against
+        ``-time`` (on an oversubscribed node it can cost more than the call itself).
         """
         MPI, cfg = self.MPI, self.cfg
-        t = comm.allreduce(run(1), op=MPI.MAX)
+        wtime = MPI.Wtime
+
+        def timed(k: int) -> float:
+            start = wtime()
+            reported = run(k)
+            return max(reported, wtime() - start) / k
+
+        t = comm.allreduce(timed(1), op=MPI.MAX)
         k = comm.allreduce(schedule.calibration_test_count(t), op=MPI.MAX)
         n = min(n0, k)
         if n > 1:
-            t = comm.allreduce(run(n) / n, op=MPI.MAX)
+            t = comm.allreduce(timed(n), op=MPI.MAX)
         t_sample = schedule.time_limited_count(n0, cfg.time, t)
         if cfg.msglen is not None and spec.kind is not Kind.SYNC:
             n = min(n0, schedule.monotone_count(t_sample, nbytes, history))

@@ -127,7 +127,11 @@ def load_suite(suite: str) -> dict[str, BenchmarkSpec]:
         except ModuleNotFoundError as exc:
             if exc.name != module:
                 raise
-    return _REGISTRY.get(suite, {})
+    # Run order = module order in SUITE_MODULES, then registration order, whichever module
+    # happened to be imported first.
+    rank = {module: i for i, module in enumerate(SUITE_MODULES[suite])}
+    table = _REGISTRY.get(suite, {})
+    return dict(sorted(table.items(), key=lambda kv: rank.get(kv[1].kernel.__module__, len(rank))))
 
 
 def iter_suites() -> Iterator[tuple[str, dict[str, BenchmarkSpec]]]:

@@ -47,6 +47,10 @@ def mpi_env(extra: dict[str, str] | None = None) -> dict[str, str]:
         "PRTE_MCA_rmaps_default_mapping_policy": ":oversubscribe",
         "OMPI_ALLOW_RUN_AS_ROOT": "1",
         "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+        # MPICH: poll, then yield (beff sets these itself when it sees oversubscription;
+        # the tests set them for every run so that timings do not depend on detection).
+        "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
+        "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "16",
         "PYTHONUNBUFFERED": "1",
         "COLUMNS": "120",
     })

@@ -1,0 +1,177 @@
+"""IMB-MPI1 collectives under real MPI at 1, 2, 3 and 4 ranks."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from beff import stats
+from beff.results import Measurement
+from beff.schedule import process_counts
+from beff.store import load
+from tests.mpirun import mpirun
+
+pytestmark = pytest.mark.mpi
+
+COLLECTIVES = [
+    "Allreduce", "Reduce", "Reduce_local", "Reduce_scatter", "Reduce_scatter_block",
+    "Allgather", "Allgatherv", "Gather", "Gatherv", "Scatter", "Scatterv", "Alltoall",
+    "Alltoallv", "Bcast", "Barrier",
+]
+REDUCTIONS = set(COLLECTIVES[:5])
+ROOTED = ["Reduce", "Gather", "Gatherv", "Scatter", "Scatterv", "Bcast"]
+IMB_DEFAULTS = ["PingPong", "PingPing", "Sendrecv", "Exchange", *COLLECTIVES]
+# Few sizes and repetitions; -time only sets the budget (msglog 1:3 gives 1 x time), which must
+# survive 4 ranks on 2 cores.
+QUICK = ["-msglog", "1:3", "-time", "5", "-iter", "10"]
+DATA_SIZES, RED_SIZES = [0, 2, 4, 8], [0, 4, 8]
+TITLES5 = "".join(f"{t:>13}" for t in ("#bytes", "#repetitions", "t_min[usec]", "t_max[usec]",
+                                       "t_avg[usec]"))
+TITLES4 = "".join(f"{t:>13}" for t in ("#repetitions", "t_min[usec]", "t_max[usec]",
+                                       "t_avg[usec]"))
+
+
+def run(nprocs: int, out: Path, *args: str, env: dict[str, str] | None = None,
+        timeout: float = 150) -> str:
+    r = mpirun(nprocs, "imb", "mpi1", *QUICK, *args, "-o", str(out), timeout=timeout,
+               env=env)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def by_key(measurements: list[Measurement]) -> dict[tuple[str, int], Measurement]:
+    return {(m.benchmark, m.nprocs): m for m in measurements}
+
+
+def assert_sound(m: Measurement, world: int, reps: int = 10) -> None:
+    """Sizes as IMB rounds them, every size measured, plausible times over ranks."""
+    assert m.status == ["ok"] * len(m.sizes), (m.benchmark, m.status)
+    if m.benchmark == "Barrier":
+        assert m.kind == "sync" and len(m.sizes) == 1
+    else:
+        assert m.kind == "collective"
+        expected = RED_SIZES if m.benchmark in REDUCTIONS else DATA_SIZES
+        assert m.sizes.tolist() == expected, m.benchmark
+    assert m.times.shape == (len(m.sizes), m.nprocs)
+    assert m.idle == world - m.nprocs
+    assert (m.repetitions == reps).all()
+    s = stats.summarize(m)
+    assert np.all(np.isfinite(s.t_max)) and np.all(s.t_min > 0), m.benchmark
+    assert np.all(s.t_min <= s.t_avg + 1e-9) and np.all(s.t_avg <= s.t_max + 1e-9)
+
+
+@pytest.mark.parametrize("nprocs", [1, 2, 3])
+def test_collectives_checked(nprocs: int, tmp_path: Path) -> None:
+    out = tmp_path / "coll.h5"
+    doc = json.loads(run(nprocs, out, *COLLECTIVES, "--check", "--format", "json"))
+    counts = process_counts(nprocs, 2)
+    assert counts == {1: [1], 2: [2], 3: [2, 3]}[nprocs]
+    rows = {(r["benchmark"], r["nprocs"]): r["rows"] for r in doc["results"]}
+    assert set(rows) == {(name, c) for name in COLLECTIVES for c in counts}
+    for (name, _), table in rows.items():
+        assert all(row["defects"] == 0 and row["status"] == "ok" for row in table), name
+        assert all(row["t_min_us"] <= row["t_avg_us"] <= row["t_max_us"] for row in table)
+        if name in REDUCTIONS:
+            assert all(row["bytes"] % 4 == 0 for row in table)
+    record = load(out)
+    assert record.attrs["status"] == "complete"
+    for m in record.measurements:
+        assert m.checked and m.defects is not None
+        assert_sound(m, nprocs)
+
+
+def test_default_collectives_at_four_ranks_in_imb_format(tmp_path: Path) -> None:
+    out = tmp_path / "all.h5"
+    # The default list minus point-to-point (tests/mpi/test_p2p.py) leaves the collectives.
+    stdout = run(4, out, "-exclude", ",".join(IMB_DEFAULTS[:4]), "--format", "imb",
+                 timeout=240)
+    listed = stdout.split("# List of Benchmarks to run:\n\n", 1)[1].split("\n\n", 1)[0]
+    assert listed.splitlines() == [f"# {n}" for n in COLLECTIVES]
+    got = by_key(load(out).measurements)
+    for name in COLLECTIVES:
+        assert (name, 2) in got and (name, 4) in got and (name, 3) not in got
+        assert_sound(got[name, 2], 4)
+        assert_sound(got[name, 4], 4)
+    dash5, dash4 = "#" + "-" * 64, "#" + "-" * 51
+    blocks = dict(_imb_blocks(stdout))
+    for name in COLLECTIVES[:-1]:
+        head = (f"{dash5}\n# Benchmarking {name} \n# #processes = 2 \n"
+                f"# ( 2 additional processes waiting in MPI_Barrier)\n{dash5}\n{TITLES5}\n")
+        assert head in stdout, name
+        assert f"{dash5}\n# Benchmarking {name} \n# #processes = 4 \n{dash5}\n{TITLES5}\n" \
+            in stdout
+        rows = blocks[name, 4]
+        expected = RED_SIZES if name in REDUCTIONS else DATA_SIZES
+        assert [int(r[:13]) for r in rows] == expected
+        assert all(len(r) == 5 * 13 and int(r[13:26]) == 10 for r in rows)
+    assert (f"{dash4}\n# Benchmarking Barrier \n# #processes = 4 \n{dash4}\n{TITLES4}\n"
+            in stdout)
+    (barrier_row,) = blocks["Barrier", 4]
+    assert len(barrier_row) == 4 * 13 and int(barrier_row[:13]) == 10
+    assert stdout.rstrip().endswith("# All processes entering MPI_Finalize")
+
+
+def _imb_blocks(text: str) -> list[tuple[tuple[str, int], list[str]]]:
+    """(benchmark, #processes) -> the data rows of each IMB block."""
+    found = []
+    pattern = r"# Benchmarking (\S+) \n# #processes = (\d+) \n(?:#.*\n)*?#-+\n +#\S.*\n"
+    for match in re.finditer(pattern, text):
+        rows = []
+        for line in text[match.end():].splitlines():
+            if not line or line.startswith("#"):
+                break
+            rows.append(line)
+        found.append(((match.group(1), int(match.group(2))), rows))
+    return found
+
+
+def test_check_mode_reports_injected_corruption(tmp_path: Path) -> None:
+    out = tmp_path / "bad.h5"
+    run(2, out, *COLLECTIVES, "--check", env={"BEFF_TEST_CORRUPT": "1"})
+    got = by_key(load(out).measurements)
+    assert set(got) == {(n, 2) for n in COLLECTIVES}
+    for name in COLLECTIVES[:-1]:
+        d = got[name, 2].defects
+        assert d is not None
+        assert d[0] == 0 and (d[1:] > 0).all(), (name, d)  # size 0 moves nothing
+
+
+def test_root_shift_without_sync(tmp_path: Path) -> None:
+    out = tmp_path / "shift.h5"
+    # One batch of 8 calls: the root restarts at 0 per batch, so the last call's root is
+    # 7 % NP = 1 at both 2 and 3 processes, and the check follows it.
+    run(3, out, *ROOTED, "Allreduce", "-root_shift", "on", "-sync", "off", "--check",
+        "-iter", "8", "--batches", "1")
+    record = load(out)
+    assert record.attrs["config"]["root_shift"] is True
+    assert record.attrs["config"]["sync"] is False
+    got = by_key(record.measurements)
+    assert set(got) == {(n, c) for n in [*ROOTED, "Allreduce"] for c in (2, 3)}
+    for m in got.values():
+        assert_sound(m, 3, reps=8)
+        assert m.defects is not None and int(m.defects.sum()) == 0, m.benchmark
+
+
+@pytest.mark.parametrize(("nprocs", "types"), [
+    (3, ["-data_type", "int", "-red_data_type", "double"]),
+    (2, ["-data_type", "double", "-red_data_type", "char"]),
+])
+def test_off_cache_and_data_types(nprocs: int, types: list[str], tmp_path: Path) -> None:
+    out = tmp_path / "types.h5"
+    names = ["Allreduce", "Reduce_local", "Reduce_scatter", "Gatherv", "Scatter", "Alltoallv",
+             "Bcast"]
+    run(nprocs, out, *names, *types, "-msglog", "4:6", "-off_cache", "0.01,64", "-root_shift",
+        "on", "--check")
+    record = load(out)
+    red_unit = 8 if types[3] == "double" else 1
+    data_unit = 4 if types[1] == "int" else 8
+    assert record.attrs["config"]["off_cache"] == [0.01, 64]
+    for m in record.measurements:
+        unit = red_unit if m.benchmark in REDUCTIONS else data_unit
+        assert (m.sizes % unit == 0).all() and m.sizes[-1] == 64
+        assert m.defects is not None and int(m.defects.sum()) == 0, m.benchmark
+        assert all(s == "ok" for s in m.status)
