@@ -27,6 +27,7 @@ from beff.buffers import aligned
 from beff.config import RunConfig
 from beff.errors import BeffError, UsageError
 from beff.patterns import (
+    GroupComm,
     Pattern,
     PatternSet,
     best_method,
@@ -150,10 +151,11 @@ def bind_patterns(MPI: types.ModuleType, patterns: PatternSet) -> list[Bound]:
         else:
             dims = p.dims
             assert dims is not None
-            key = (dims, p.comm.periods)  # type: ignore[union-attr]
+            periods = p.periods
+            assert periods is not None
+            key = (dims, periods)
             if key not in cache:
-                cache[key] = world.Create_cart(list(dims), list(p.comm.periods),  # type: ignore[union-attr]
-                                               reorder=True)
+                cache[key] = world.Create_cart(list(dims), list(periods), reorder=True)
             comm = cache[key]
         rank = comm.Get_rank() if comm != MPI.COMM_NULL else None
         steps = [(null if s.dest is None else s.dest, null if s.source is None else s.source,
@@ -176,8 +178,8 @@ class Loops:
         self.sbuf = aligned(self.buflng)
         self.rbuf = aligned(self.buflng)
         # memoryview slices and item access cost less Python time than numpy's.
-        self.smv = memoryview(self.sbuf)
-        self.rmv = memoryview(self.rbuf)
+        self.smv = self.sbuf.data
+        self.rmv = self.rbuf.data
         self.base = 0
 
     def offsets(self, length: int, count: int) -> list[int]:
@@ -290,7 +292,8 @@ class Beff:
         self.plan = plan
         self.world = MPI.COMM_WORLD
         self.rank = self.world.Get_rank()
-        self.patterns = build_patterns(plan.nprocs, plan.n_random, seed=plan.seed)
+        self.patterns = build_patterns(plan.nprocs, plan.n_random, seed=plan.seed,
+                                       dims_create=MPI.Compute_dims)
         self._share_permutations()
         self.bound = bind_patterns(MPI, self.patterns)
         self.loops = Loops(MPI, plan.lmax)
@@ -311,7 +314,7 @@ class Beff:
         """Rank 0 draws the random permutations and broadcasts them (as the original)."""
         for p in self.patterns:
             comm = p.comm
-            if not hasattr(comm, "adopt") or p.kind != "random":
+            if not isinstance(comm, GroupComm) or p.kind != "random":
                 continue
             perm = np.empty(self.plan.nprocs, dtype=np.int32)
             if self.rank == 0:

@@ -291,7 +291,7 @@ class Driver:
         def timed(k: int) -> float:
             start = wtime()
             reported = run(k)
-            return max(reported, wtime() - start) / k
+            return float(max(reported, wtime() - start)) / k
 
         t = comm.allreduce(timed(1), op=MPI.MAX)
         k = comm.allreduce(schedule.calibration_test_count(t), op=MPI.MAX)
