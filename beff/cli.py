@@ -127,6 +127,57 @@ def show(
 
 
 @app.command()
+def compare(
+    first: Annotated[Path, typer.Argument(help="Baseline result file (A).")],
+    second: Annotated[Path, typer.Argument(help="Result file to compare (B).")],
+) -> None:
+    """Compare two result files without MPI: t_avg(B) / t_avg(A) per size, or b_eff figures."""
+    import numpy as np
+
+    from beff import compare as cmp
+    from beff.store import load
+
+    records = []
+    for path in (first, second):
+        try:
+            records.append(load(path))
+        except (OSError, ValueError) as exc:
+            typer.echo(f"beff: error: cannot read {path}: {exc}", err=True)
+            raise typer.Exit(2) from None
+    a, b = records
+    console = Console(highlight=False)
+    for warning in cmp.mismatches(a.attrs, b.attrs):
+        console.print(f"[bold yellow]warning:[/bold yellow] {warning}")
+    figures = cmp.compare_beff(a, b)
+    if figures:
+        t = Table(title=f"b_eff: B = {second.name} vs A = {first.name}")
+        for col in ("figure", "A", "B", "B/A"):
+            t.add_column(col, justify="right")
+        for name, va, vb in figures:
+            t.add_row(name, f"{va:,.3f}", f"{vb:,.3f}", f"{vb / va:.3f}" if va else "-")
+        console.print(t)
+        return
+    rows = cmp.compare_records(a, b)
+    if not rows:
+        typer.echo("beff: error: the files have no benchmark, process count and size in common",
+                   err=True)
+        raise typer.Exit(2)
+    t = Table(title=f"t_avg per iteration: B = {second.name} vs A = {first.name}",
+              caption="B/A > 1: B is slower. 'noise' = the 10-90 % ranges of the per-batch "
+                      "times overlap, so the difference is not significant.")
+    for col in ("benchmark", "np", "bytes", "A [µs]", "B [µs]", "B/A", ""):
+        t.add_column(col, justify="right")
+    for r in rows:
+        t.add_row(r.benchmark, str(r.nprocs), f"{r.nbytes:,}", f"{r.a_us:.2f}", f"{r.b_us:.2f}",
+                  f"{r.ratio:.3f}", "" if r.significant else "[dim]noise[/dim]")
+    console.print(t)
+    ratios = np.array([r.ratio for r in rows if np.isfinite(r.ratio) and r.ratio > 0])
+    if ratios.size:
+        console.print(f"geometric mean of B/A over {ratios.size} sizes: "
+                      f"{float(np.exp(np.log(ratios).mean())):.3f}")
+
+
+@app.command()
 def run(
     memory_per_proc: Annotated[
         str | None,

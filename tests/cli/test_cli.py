@@ -89,3 +89,12 @@ def test_bad_input_at_one_rank() -> None:
 def test_bad_input_without_mpirun() -> None:
     r = beff("imb", "mpi1", "-iter", "abc")
     assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+def test_compare_two_files_without_mpi(tmp_path: Path) -> None:
+    r = beff("compare", str(GOLDEN), str(GOLDEN))
+    assert r.returncode == 0, r.stderr
+    assert "PingPong" in r.stdout and "1.000" in r.stdout
+    assert "geometric mean of B/A over 6 sizes: 1.000" in r.stdout
+    r = beff("compare", str(GOLDEN), str(tmp_path / "missing.h5"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr

@@ -1,0 +1,88 @@
+"""``beff compare A.h5 B.h5``: per-size ratios of two runs, with a noise check (no MPI)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from beff import stats
+from beff.report import beff_summary
+from beff.results import OK, Measurement, RunRecord
+
+# Metadata that must match for a fair comparison (pyperf's "checked metadata" idea).
+CHECKED = (("nprocs", lambda a: a.get("nprocs")),
+           ("MPI library", lambda a: str(a.get("mpi", {}).get("library_version", "")).split("\n")[0]),
+           ("hosts", lambda a: a.get("placement", {}).get("hosts")),
+           ("oversubscribed", lambda a: a.get("placement", {}).get("oversubscribed")),
+           ("check mode", lambda a: a.get("config", {}).get("check")))
+
+
+@dataclass
+class Row:
+    benchmark: str
+    nprocs: int
+    nbytes: int
+    a_us: float
+    b_us: float
+    ratio: float
+    significant: bool
+
+
+def mismatches(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """Checked metadata that differ between the two runs."""
+    out = []
+    for name, get in CHECKED:
+        va, vb = get(a), get(b)
+        if va != vb:
+            out.append(f"{name} differs: {va!r} vs {vb!r}")
+    return out
+
+
+def per_iteration(m: Measurement, s: int) -> np.ndarray:
+    """Per-iteration times (µs) of every batch of every rank at size index s."""
+    iters = m.batch_iters[s]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = m.samples[s] / iters * m.time_scale * 1e6
+    return np.asarray(x[(iters > 0) & np.isfinite(x)])
+
+
+def significant(a: np.ndarray, b: np.ndarray) -> bool:
+    """A difference counts when the batch ranges (10th to 90th percentile) do not overlap."""
+    if a.size < 2 or b.size < 2:
+        return False
+    a_lo, a_hi = np.percentile(a, [10, 90])
+    b_lo, b_hi = np.percentile(b, [10, 90])
+    return bool(a_hi < b_lo or b_hi < a_lo)
+
+
+def compare_records(a: RunRecord, b: RunRecord) -> list[Row]:
+    """t_avg of B over t_avg of A for every (benchmark, nprocs, size) both runs measured."""
+    index = {(m.benchmark, m.nprocs, m.ngroups): m for m in b.measurements}
+    rows = []
+    for ma in a.measurements:
+        mb = index.get((ma.benchmark, ma.nprocs, ma.ngroups))
+        if mb is None:
+            continue
+        sa, sb = stats.summarize(ma), stats.summarize(mb)
+        sizes_b = {int(x): i for i, x in enumerate(mb.sizes)}
+        for i, size in enumerate(ma.sizes):
+            j = sizes_b.get(int(size))
+            if j is None or ma.status[i] != OK or mb.status[j] != OK:
+                continue
+            ta, tb = float(sa.t_avg[i]), float(sb.t_avg[j])
+            rows.append(Row(ma.benchmark, ma.nprocs, int(size), ta, tb,
+                            tb / ta if ta > 0 else float("nan"),
+                            significant(per_iteration(ma, i), per_iteration(mb, j))))
+    return rows
+
+
+def compare_beff(a: RunRecord, b: RunRecord) -> list[tuple[str, float, float]]:
+    """The headline b_eff figures of two ``beff run`` files."""
+    sa, sb = beff_summary(a), beff_summary(b)
+    if sa is None or sb is None:
+        return []
+    keys = ("b_eff_MBps", "b_eff_lmax_MBps", "b_ring_MBps", "b_random_MBps", "latency_us",
+            "pingpong_latency_us", "pingpong_bandwidth_MBps")
+    return [(k, float(sa[k]), float(sb[k])) for k in keys]
