@@ -13,7 +13,8 @@ from beff.results import OK, Measurement, RunRecord
 
 # Metadata that must match for a fair comparison (pyperf's "checked metadata" idea).
 CHECKED = (("nprocs", lambda a: a.get("nprocs")),
-           ("MPI library", lambda a: str(a.get("mpi", {}).get("library_version", "")).split("\n")[0]),
+           ("MPI library",
+            lambda a: str(a.get("mpi", {}).get("library_version", "")).split("\n")[0]),
            ("hosts", lambda a: a.get("placement", {}).get("hosts")),
            ("oversubscribed", lambda a: a.get("placement", {}).get("oversubscribed")),
            ("check mode", lambda a: a.get("config", {}).get("check")))

@@ -130,7 +130,8 @@ def run(MPI: types.ModuleType, prep: Prepared) -> None:
         sys.stdout.write(report.imb_header(attrs, prep.names))
     elif fmt == "csv":
         sys.stdout.write(report.csv_text([], header=True))
-    for w in report.warnings_for(attrs):
+    early = report.warnings_for(attrs)
+    for w in early:
         stderr.print(f"[bold yellow]warning:[/bold yellow] {w}")
     total = sum(len(sizes_for(s, cfg)) * len(counts_for(s, cfg, world.Get_size()))
                 for s in specs)
@@ -141,6 +142,7 @@ def run(MPI: types.ModuleType, prep: Prepared) -> None:
         def emit(m: Measurement) -> None:
             m.attrs["map_rows"] = map_rows(cfg, m, world.Get_size())
             m.attrs["placement"] = report.placement_label(m, ranks)
+            m.attrs["placement_groups"] = report.placement_groups(m, ranks)
             out.add(m)
             collected.append(m)
             if fmt == "imb":
@@ -158,8 +160,12 @@ def run(MPI: types.ModuleType, prep: Prepared) -> None:
         sys.stdout.write(report.IMB_FOOTER)
     elif fmt == "json":
         sys.stdout.write(report.json_text(load(out.path)))
-    elif fmt == "table":
-        report.footer(attrs, stdout)
+    if fmt == "table":
+        report.footer(attrs, stdout, collected, ranks)
+    else:  # warnings that only the finished benchmarks could tell (e.g. PingPong inside a node)
+        for w in report.warnings_for(attrs, collected, ranks):
+            if w not in early:
+                stderr.print(f"[bold yellow]warning:[/bold yellow] {w}")
     sys.stdout.flush()
     stderr.print(f"[dim]results written to {os.fspath(out.path)}[/dim]")
 
