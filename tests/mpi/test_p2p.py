@@ -123,3 +123,28 @@ def test_check_mode_reports_injected_corruption(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     for m in load(out).measurements:
         assert m.defects is not None and int(m.defects[1:].min()) > 0
+
+
+def test_info_reports_library_timer_and_placement() -> None:
+    r = mpirun(3, "info", timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "MPI library" in r.stdout and ("MPICH" in r.stdout or "Open MPI" in r.stdout)
+    assert "MPI.Wtick" in r.stdout and "thread level single" in r.stdout
+    assert "3 ranks on 1 node(s)" in r.stdout
+    assert "oversubscribed" in r.stdout
+    assert "mpi4py" in r.stdout and "h5py" in r.stdout and "numpy" in r.stdout
+
+
+def test_thread_level_and_toml_config_are_recorded(tmp_path: Path) -> None:
+    toml = tmp_path / "beff.toml"
+    toml.write_text("time = 0.7\nmsglog_max = 3\n")
+    out = tmp_path / "cfg.h5"
+    r = mpirun(2, "imb", "mpi1", "-thread_level", "multiple", "--config", str(toml),
+               "-iter", "20", "PingPong", "-o", str(out), timeout=60)
+    assert r.returncode == 0, r.stderr
+    record = load(out)
+    assert record.attrs["mpi"]["thread_level"] == "multiple"
+    assert record.attrs["config"]["time"] == 0.7
+    assert record.attrs["config_sources"]["time"] == f"config:{toml}"
+    assert record.attrs["config_sources"]["msgspersample"] == "cli"
+    assert list(record.measurements[0].sizes) == [0, 1, 2, 4, 8]
