@@ -170,7 +170,12 @@ class Mismatch(BeffError):
 
 
 class Loops:
-    """The five methods. Buffers are used cyclically with one global offset (spec §6)."""
+    """The five methods. Buffers are used cyclically with one global offset (spec §6).
+
+    Every message's first and last byte are stamped before sending and checked after
+    receiving, inside the timed loop as in the original. The loops are written out per method
+    with everything bound to locals, to keep Python's share of the loop time small.
+    """
 
     def __init__(self, MPI: types.ModuleType, lmax: int) -> None:
         self.MPI = MPI
@@ -181,105 +186,130 @@ class Loops:
         self.smv = self.sbuf.data
         self.rmv = self.rbuf.data
         self.base = 0
+        # Test-only hook: rank 0 stamps wrong bytes, so the receivers' check must fire.
+        self.corrupt = int(os.environ.get("BEFF_TEST_CORRUPT") == "1"
+                           and MPI.COMM_WORLD.Get_rank() == 0)
 
-    def offsets(self, length: int, count: int) -> list[int]:
-        """The next ``count`` message offsets: 8-byte aligned steps, wrapping before use."""
-        step = (length + 7) // 8 * 8
-        out = []
-        base = self.base
-        for _ in range(count):
-            if base + step > self.buflng:
-                base = 0
-            out.append(base)
-            base += step
-        self.base = base
-        return out
-
-    def stamp(self, off: int, length: int, v1: int) -> None:
-        self.smv[off] = v1
-        self.smv[off + length - 1] = (2 * v1 - 1) & 0xFF
-
-    def verify(self, off: int, length: int, v1: int, where: str) -> None:
+    def fail(self, off: int, length: int, v1: int, v2: int, where: str) -> None:
         first, last = self.rmv[off], self.rmv[off + length - 1]
-        v2 = (2 * v1 - 1) & 0xFF
-        if first != v1 or last != v2:
-            rank = self.MPI.COMM_WORLD.Get_rank()
-            raise Mismatch(f"b_eff data check failed on rank {rank}: {where}, offset {off}: "
-                           f"expected first/last byte {v1}/{v2}, got {first}/{last}")
+        rank = self.MPI.COMM_WORLD.Get_rank()
+        raise Mismatch(f"b_eff data check failed on rank {rank}: {where}, offset {off}: "
+                       f"expected first/last byte {v1}/{v2}, got {first}/{last}")
 
     def run(self, method: int, b: Bound, length: int, lindex: int, iterations: int,
             pre: int, where: str) -> float:
         """Loop ``pre`` warm-up and ``iterations`` timed iterations; return the timed seconds."""
+        # Per step: dest, source, tag, and the stamps v1 = tag * length index + 1, v2 = 2 v1 - 1.
+        steps = [(d, s, t, (t * lindex + 1) & 0xFF, (2 * ((t * lindex + 1) & 0xFF) - 1) & 0xFF)
+                 for d, s, t in b.steps]
+        if self.corrupt:
+            steps = [(d, s, t, v1 ^ 0x80, v2) for d, s, t, v1, v2 in steps]
+        if method == 0:
+            return self._sendrecv(b.comm, steps, length, iterations, pre, where)
+        return self._posted(method, b.comm, steps, length, iterations, pre, where)
+
+    def _sendrecv(self, comm: Any, steps: list[tuple[int, int, int, int, int]], length: int,
+                  iterations: int, pre: int, where: str) -> float:
+        wtime, BYTE = self.MPI.Wtime, self.MPI.BYTE
+        smv, rmv, buflng = self.smv, self.rmv, self.buflng
+        step = (length + 7) // 8 * 8
+        last = length - 1
+        send, recv, sendrecv = comm.Send, comm.Recv, comm.Sendrecv
+        base = self.base
+        t0 = wtime()
+        for it in range(-pre, iterations):
+            if it == 0:
+                t0 = wtime()
+            for dest, source, tag, v1, v2 in steps:
+                if base + step > buflng:
+                    base = 0
+                o = base
+                base += step
+                if dest >= 0:
+                    smv[o] = v1
+                    smv[o + last] = v2
+                    if source >= 0:
+                        sendrecv([smv[o:o + length], BYTE], dest, tag,
+                                 [rmv[o:o + length], BYTE], source, tag)
+                    else:
+                        send([smv[o:o + length], BYTE], dest, tag)
+                elif source >= 0:
+                    recv([rmv[o:o + length], BYTE], source, tag)
+                if source >= 0 and (rmv[o] != v1 or rmv[o + last] != v2):
+                    self.fail(o, length, v1, v2, where)
+        elapsed = wtime() - t0
+        self.base = base
+        return float(elapsed)
+
+    def _posted(self, method: int, comm: Any, steps: list[tuple[int, int, int, int, int]],
+                length: int, iterations: int, pre: int, where: str) -> float:
+        """Alltoallv (1), Irecv+Isend (2), Irecv+Send (3) or Isend+Recv (4), then Waitall."""
         MPI = self.MPI
-        comm, steps = b.comm, b.steps
-        wtime = MPI.Wtime
-        nstep = len(steps)
-        t0 = 0.0
-        BYTE = MPI.BYTE
-        sbuf, rbuf = self.smv, self.rmv
+        wtime, BYTE, waitall = MPI.Wtime, MPI.BYTE, MPI.Request.Waitall
+        smv, rmv, buflng = self.smv, self.rmv, self.buflng
+        step = (length + 7) // 8 * 8
+        last = length - 1
+        isend, irecv, send, recv = comm.Isend, comm.Irecv, comm.Send, comm.Recv
         if method == 1:
             size = comm.Get_size()
-            scount = np.zeros(size, dtype=np.int32)
-            rcount = np.zeros(size, dtype=np.int32)
-            sdisp = np.zeros(size, dtype=np.int32)
-            rdisp = np.zeros(size, dtype=np.int32)
-            for dest, source, _ in steps:
+            scount, rcount, sdisp, rdisp = (np.zeros(size, dtype=np.int32) for _ in range(4))
+            for dest, source, _, _, _ in steps:
                 if dest >= 0:
                     scount[dest] = length
                 if source >= 0:
                     rcount[source] = length
             smsg = [self.sbuf, (scount, sdisp), BYTE]
             rmsg = [self.rbuf, (rcount, rdisp), BYTE]
+            alltoallv = comm.Alltoallv
+        base = self.base
+        offs = [0] * len(steps)
+        t0 = wtime()
         for it in range(-pre, iterations):
             if it == 0:
                 t0 = wtime()
-            offs = self.offsets(length, nstep)
-            for k, (dest, _, tag) in enumerate(steps):
+            for k, (dest, _, _, v1, v2) in enumerate(steps):
+                if base + step > buflng:
+                    base = 0
+                offs[k] = o = base
+                base += step
                 if dest >= 0:
-                    self.stamp(offs[k], length, (tag * lindex + 1) & 0xFF)
-            if method == 0:
-                for k, (dest, source, tag) in enumerate(steps):
-                    o = offs[k]
-                    if source < 0:
-                        comm.Send([sbuf[o:o + length], BYTE], dest, tag)
-                    elif dest < 0:
-                        comm.Recv([rbuf[o:o + length], BYTE], source, tag)
-                    else:
-                        comm.Sendrecv([sbuf[o:o + length], BYTE], dest, tag,
-                                      [rbuf[o:o + length], BYTE], source, tag)
-            elif method == 1:
-                for k, (dest, source, _) in enumerate(steps):
+                    smv[o] = v1
+                    smv[o + last] = v2
+            if method == 1:
+                for k, (dest, source, _, _, _) in enumerate(steps):
                     if dest >= 0:
                         sdisp[dest] = offs[k]
                     if source >= 0:
                         rdisp[source] = offs[k]
-                comm.Alltoallv(smsg, rmsg)
+                alltoallv(smsg, rmsg)
             else:
                 reqs = []
-                if method in (2, 3):
-                    for k, (_, source, tag) in enumerate(steps):
+                if method != 4:
+                    for k, (_, source, tag, _, _) in enumerate(steps):
                         if source >= 0:
                             o = offs[k]
-                            reqs.append(comm.Irecv([rbuf[o:o + length], BYTE], source, tag))
-                for k, (dest, _, tag) in enumerate(steps):
-                    o = offs[k]
-                    if method == 2 and dest >= 0:
-                        reqs.append(comm.Isend([sbuf[o:o + length], BYTE], dest, tag))
-                    elif method == 3 and dest >= 0:
-                        comm.Send([sbuf[o:o + length], BYTE], dest, tag)
-                    elif method == 4:
-                        if dest >= 0:
-                            reqs.append(comm.Isend([sbuf[o:o + length], BYTE], dest, tag))
+                            reqs.append(irecv([rmv[o:o + length], BYTE], source, tag))
+                for k, (dest, _, tag, _, _) in enumerate(steps):
+                    if dest >= 0:
+                        o = offs[k]
+                        if method == 3:
+                            send([smv[o:o + length], BYTE], dest, tag)
+                        else:
+                            reqs.append(isend([smv[o:o + length], BYTE], dest, tag))
                 if method == 4:
-                    for k, (_, source, tag) in enumerate(steps):
+                    for k, (_, source, tag, _, _) in enumerate(steps):
                         if source >= 0:
                             o = offs[k]
-                            comm.Recv([rbuf[o:o + length], BYTE], source, tag)
-                MPI.Request.Waitall(reqs)
-            for k, (_, source, tag) in enumerate(steps):
+                            recv([rmv[o:o + length], BYTE], source, tag)
+                waitall(reqs)
+            for k, (_, source, _, v1, v2) in enumerate(steps):
                 if source >= 0:
-                    self.verify(offs[k], length, (tag * lindex + 1) & 0xFF, where)
-        return float(wtime() - t0)
+                    o = offs[k]
+                    if rmv[o] != v1 or rmv[o + last] != v2:
+                        self.fail(o, length, v1, v2, where)
+        elapsed = wtime() - t0
+        self.base = base
+        return float(elapsed)
 
 
 # ----------------------------------------------------------------------------- driver

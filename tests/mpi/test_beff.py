@@ -123,3 +123,14 @@ def test_bad_run_options_exit_2(args: list[str], needle: str) -> None:
     assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr
     assert r.stderr.count("beff: error:") == 1
     assert time.monotonic() - start < 5
+
+
+def test_a_corrupted_message_aborts_with_a_detailed_report(tmp_path: Path) -> None:
+    out = tmp_path / "bad.h5"
+    r = mpirun(2, *QUICK, "-o", str(out), env={"BEFF_TEST_CORRUPT": "1"}, timeout=60)
+    assert r.returncode != 0
+    line = next(ln for ln in r.stderr.splitlines() if "b_eff data check failed" in ln)
+    for needle in ("on rank", "pattern 0 ring-1*2fix", "method sendrecv", "length 1",
+                   "offset", "expected first/last byte", "got"):
+        assert needle in line, line
+    assert "aborts the job" in r.stderr
