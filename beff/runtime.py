@@ -10,6 +10,7 @@ the same branch: a bad value makes all ranks exit 2 within a fraction of a secon
 from __future__ import annotations
 
 import sys
+import time
 import types
 from collections.abc import Callable
 from typing import NoReturn, TypeVar
@@ -18,13 +19,21 @@ from beff import _mpi
 from beff.errors import UsageError
 
 T = TypeVar("T")
+OTHER_RANKS_EXIT_DELAY = 0.5
 
 
 def usage_exit(message: str) -> NoReturn:
-    """Exit 2 with one line on stderr, printed by rank 0 only (or when the rank is unknown)."""
+    """Exit 2 with one line on stderr, printed by rank 0 only (or when the rank is unknown).
+
+    The other ranks wait a moment first: some launchers (Open MPI's prterun) kill the whole
+    job as soon as one process exits with a non-zero code, which could cut rank 0 off
+    before it has printed the reason.
+    """
     if _mpi.env_rank() in (None, 0):
         sys.stderr.write(f"beff: error: {message}\n")
         sys.stderr.flush()
+    else:
+        time.sleep(OTHER_RANKS_EXIT_DELAY)
     sys.exit(2)
 
 

@@ -8,6 +8,7 @@ completed one. The schema is documented in ``share/schema/``.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,22 @@ RANK_COLUMNS = ("rank", "host", "cpus", "numa", "local_rank", "local_size", "nod
                 "memory_bytes")
 
 _STR = h5py.string_dtype()
+FULL_DISK_BYTES = 1 << 20
+
+
+def _reason(path: Path, exc: BaseException) -> str:
+    """HDF5's message, led by the likely cause when the file system is (nearly) full.
+
+    HDF5 does not always pass the errno through (its message may only say that a cache
+    could not be flushed), so the free space is checked directly.
+    """
+    try:
+        free = shutil.disk_usage(path.resolve().parent).free
+    except OSError:
+        return str(exc)
+    if free < FULL_DISK_BYTES:
+        return f"No space left on device ({free} bytes free); HDF5 said: {exc}"
+    return str(exc)
 
 
 def _attr(value: Any) -> Any:
@@ -45,7 +62,8 @@ class ResultFile:
         try:
             self._create(attrs, ranks)
         except (OSError, RuntimeError) as exc:  # h5py raises both
-            raise BeffError(f"cannot create result file {self.path}: {exc}") from exc
+            raise BeffError(f"cannot create result file {self.path}: "
+                            f"{_reason(self.path, exc)}") from exc
 
     def _create(self, attrs: dict[str, Any], ranks: list[dict[str, Any]]) -> None:
         with h5py.File(self.path, "w") as f:
@@ -76,7 +94,8 @@ class ResultFile:
                 f.attrs["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
                 f.flush()
         except (OSError, RuntimeError) as exc:  # h5py raises both
-            raise BeffError(f"cannot write results to {self.path}: {exc}") from exc
+            raise BeffError(f"cannot write results to {self.path}: {_reason(self.path, exc)}") \
+                from exc
         self.count += 1
 
     def add_group(self, name: str, attrs: dict[str, Any],
