@@ -1,0 +1,34 @@
+"""Message buffers: alignment, hugepage advice and -off_cache slots."""
+
+import numpy as np
+
+from beff.buffers import HUGEPAGE, BufferSet, aligned, off_cache_slots
+
+
+def test_small_buffers_are_cache_line_aligned_and_filled() -> None:
+    b = aligned(1000, fill=7)
+    assert b.ctypes.data % 64 == 0 and b.size == 1000 and (b == 7).all()
+    assert b.flags.writeable
+
+
+def test_large_buffers_start_on_a_hugepage_boundary() -> None:
+    b = aligned(1 << 20)
+    assert b.ctypes.data % HUGEPAGE == 0 and b.size == 1 << 20
+    b[:] = 3
+    assert int(b.sum()) == 3 << 20
+
+
+def test_off_cache_slots_follow_imb() -> None:
+    # 1 KiB messages, 64 B lines: stride = (16 + 1) lines; slots cover 2 x 8 MiB, capped by n0.
+    stride, count = off_cache_slots(1024, 8 << 20, 64, 1000)
+    assert stride == 17 * 64 and count == 1000
+    stride, count = off_cache_slots(1 << 20, 8 << 20, 64, 1000)
+    assert count == -(-(16 << 20) // stride)
+
+
+def test_buffer_set_views_are_disjoint() -> None:
+    s = BufferSet(100, (0.01, 64), n0=50)
+    assert s.cycling and s.count > 1
+    addresses = [v.ctypes.data for v in s.views]
+    assert len(set(addresses)) == s.count
+    assert all(np.diff(addresses) >= 100)
