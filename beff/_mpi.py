@@ -38,7 +38,7 @@ def env_rank() -> int | None:
 # so a waiting rank would hold its core for a whole time slice.
 YIELD_SETTINGS = {
     "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
-    "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "16",
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "1",
     "OMPI_MCA_mpi_yield_when_idle": "1",
 }
 LOCAL_SIZE_ENV_VARS = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE")

@@ -50,7 +50,7 @@ def mpi_env(extra: dict[str, str] | None = None) -> dict[str, str]:
         # MPICH: poll, then yield (beff sets these itself when it sees oversubscription;
         # the tests set them for every run so that timings do not depend on detection).
         "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
-        "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "16",
+        "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "1",
         "PYTHONUNBUFFERED": "1",
         "COLUMNS": "120",
     })
