@@ -32,6 +32,22 @@ def aligned(nbytes: int, fill: int = 0) -> np.ndarray:
     return buf
 
 
+def malloc_like(nbytes: int, fill: int = 0) -> np.ndarray:
+    """A buffer laid out as C's malloc would give it: large ones are plain anonymous mappings
+    with no hugepage advice (glibc maps blocks of >= 128 KiB with mmap).
+
+    b_eff uses this so that its numbers compare with the original C program's, whose
+    buffers come from malloc.
+    """
+    if nbytes >= 128 << 10:
+        mm = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        buf = np.frombuffer(mm, dtype=np.uint8)
+    else:
+        buf = np.empty(nbytes, dtype=np.uint8)
+    buf.fill(fill)
+    return buf
+
+
 def off_cache_slots(nbytes: int, cache_bytes: int, line: int, n0: int) -> tuple[int, int]:
     """(slot stride, slot count) for ``-off_cache``, as IMB 2021 computes them.
 

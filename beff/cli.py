@@ -200,6 +200,10 @@ def run(
         bool, typer.Option("--extra-methods-in-beff", help="Let the opt-in methods enter the "
                            "b_eff figure (they never do otherwise).")
     ] = False,
+    hugepages: Annotated[
+        bool, typer.Option("--hugepages", help="2 MiB-aligned buffers advised for transparent "
+                           "hugepages (default: laid out like the original's malloc buffers).")
+    ] = False,
     output: Annotated[str | None, typer.Option("-o", "--output", help="Result file "
                                                "(default beff-<UTC time>.h5).")] = None,
     fmt: Annotated[Format, typer.Option("--format", help="table or json.")] = Format.table,
@@ -217,6 +221,7 @@ def run(
         overrides: dict[str, object] = {
             "quick": quick, "methods": [m.strip() for m in methods.split(",") if m.strip()],
             "extra_methods_in_beff": extra_methods_in_beff, "format": fmt.value,
+            "hugepages": hugepages,
             "thread_level": thread_level, "argv": sys.argv[1:], "suite": "beff",
         }
         if thread_level not in config.THREAD_LEVELS:

@@ -75,6 +75,7 @@ class RunConfig:
     methods: list[str] = field(
         default_factory=lambda: ["sendrecv", "alltoallv", "nonblocking"])
     extra_methods_in_beff: bool = False
+    hugepages: bool = False
     # beff's own options.
     output: str | None = None
     format: str = "table"

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from beff.buffers import aligned
+from beff.buffers import aligned, malloc_like
 from beff.config import RunConfig
 from beff.errors import BeffError, UsageError
 from beff.patterns import (
@@ -70,6 +70,7 @@ class Plan:
     time_per_loop: float
     methods: list[int]
     short: bool
+    hugepages: bool = False
 
 
 @dataclass
@@ -118,7 +119,7 @@ def make_plan(cfg: RunConfig, ranks: list[dict[str, Any]]) -> Plan:
         n_random=N_RANDOM_SHORT if cfg.quick else N_RANDOM,
         repetitions=REPETITIONS_SHORT if cfg.quick else REPETITIONS,
         time_per_loop=cfg.time_per_loop or (0.05 if cfg.quick else TIME_PER_LOOP),
-        methods=methods, short=cfg.quick,
+        methods=methods, short=cfg.quick, hugepages=cfg.hugepages,
     )
 
 
@@ -177,11 +178,12 @@ class Loops:
     with everything bound to locals, to keep Python's share of the loop time small.
     """
 
-    def __init__(self, MPI: types.ModuleType, lmax: int) -> None:
+    def __init__(self, MPI: types.ModuleType, lmax: int, hugepages: bool = False) -> None:
         self.MPI = MPI
         self.buflng = 6 * (lmax + 16)
-        self.sbuf = aligned(self.buflng)
-        self.rbuf = aligned(self.buflng)
+        alloc = aligned if hugepages else malloc_like
+        self.sbuf = alloc(self.buflng)
+        self.rbuf = alloc(self.buflng)
         # memoryview slices and item access cost less Python time than numpy's.
         self.smv = self.sbuf.data
         self.rmv = self.rbuf.data
@@ -326,7 +328,7 @@ class Beff:
                                        dims_create=MPI.Compute_dims)
         self._share_permutations()
         self.bound = bind_patterns(MPI, self.patterns)
-        self.loops = Loops(MPI, plan.lmax)
+        self.loops = Loops(MPI, plan.lmax, plan.hugepages)
         self.progress = progress
         self.flush = flush
         R, L, NP, M = plan.repetitions, len(plan.lengths), len(self.patterns), len(plan.methods)

@@ -160,6 +160,7 @@ def summarize(cfg: RunConfig, plan: effbw.Plan, bench: effbw.Beff, lo: np.ndarra
         "seed": plan.seed,
         "repetitions": plan.repetitions,
         "time_per_loop_s": plan.time_per_loop,
+        "buffers": "hugepage" if plan.hugepages else "malloc-like",
         "methods": [effbw.METHODS[m] for m in plan.methods],
         "methods_in_b_eff": [effbw.METHODS[plan.methods[i]] for i in official],
         "b_eff_MBps": res.b_eff / mb,

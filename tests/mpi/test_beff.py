@@ -43,6 +43,7 @@ def test_quick_run_completes_and_prints_the_final_line(nprocs: int, tmp_path: Pa
     assert summary["mode"] == "b_effSHORT" and summary["nprocs"] == nprocs
     assert summary["lmax_bytes"] == 131072 and len(summary["per_length"]) == 21
     assert summary["b_eff_MBps"] > 0 and summary["pingpong_latency_us"] > 0
+    assert summary["buffers"] == "malloc-like"
 
 
 def test_b_eff_recomputed_from_the_raw_data(tmp_path: Path) -> None:
@@ -95,8 +96,9 @@ def test_seed_reproduces_the_random_patterns(tmp_path: Path) -> None:
 
 def test_opt_in_methods_stay_out_of_the_official_figure(tmp_path: Path) -> None:
     stdout, path = run(2, tmp_path, "--methods", "sendrecv,irecv-send,isend-recv",
-                       "--format", "json")
+                       "--format", "json", "--hugepages")
     summary = json.loads(stdout)["beff"]
+    assert summary["buffers"] == "hugepage"
     assert summary["methods"] == ["sendrecv", "irecv-send", "isend-recv"]
     assert summary["methods_in_b_eff"] == ["sendrecv"]
     assert summary["b_eff_all_methods_MBps"] >= summary["b_eff_MBps"] > 0

@@ -1,0 +1,357 @@
+"""beff's IMB-MPI1 suite against the real IMB-MPI1: the same flags, run alternately, side by side.
+
+README
+======
+
+This script does not build IMB. Build IMB-MPI1 (Intel MPI Benchmarks, e.g. 2021.11) yourself
+against the MPI that beff uses (for the ``mpich`` wheel in a venv:
+``make IMB-MPI1 CC=mpicc CXX=mpicxx`` with that venv's wrappers first on PATH) and pass the
+binary's path. Run from the repository root, with beff installed in the Python that runs it::
+
+    python benchmarks/compare_imb.py /path/to/IMB-MPI1
+    python benchmarks/compare_imb.py /path/to/IMB-MPI1 --rounds 7 \\
+        --benchmarks Allreduce,Bcast,Barrier --flags "-msgsize 8,1024,65536 -iter 1000 -time 1"
+    python benchmarks/compare_imb.py /path/to/IMB-MPI1 --wall --rounds 2 \\
+        --benchmarks "" --flags "-msglog 0:20 -time 0.5"      # wall time, full default list
+
+What it does:
+
+1. before every round, waits (``--load-wait`` seconds at most, polling every 30 s) until the
+   1-minute load average is at most ``--max-load``, and records the load before each run;
+   during each run it measures the CPU time other processes used (from /proc/stat, less the
+   run's own), and repeats a round in which that exceeded ``--max-foreign`` cores (at most
+   ``--retries`` times in all);
+2. runs, ALTERNATELY (beff, IMB, beff, IMB, ...) ``--rounds`` times each, on ``--np`` ranks:
+
+   * beff: ``mpiexec -n NP python -m beff imb mpi1 FLAGS -o TMP.h5 --no-progress [BEFF_FLAGS]
+     BENCHMARKS`` (``--beff-flags``: beff-only options such as ``--format imb``)
+   * IMB:  ``mpiexec -n NP IMB-MPI1 FLAGS BENCHMARKS``
+
+   with the same FLAGS (IMB's own syntax; ``-npmin NP`` is added unless given) and the same
+   environment (this process's; the ``MPIR_CVAR_*``/``MPICH_*`` variables in it are printed);
+3. reads t_avg (us) per (benchmark, size): beff's from its result file (``beff.store.load``,
+   ``beff.stats.summarize``), IMB's from its text output (the ``t_avg[usec]`` column);
+4. prints, per (benchmark, size), the median t_avg of each tool over the rounds, the ratio
+   beff / IMB and the difference beff - IMB of those medians, each side's min..max spread,
+   and the verdict against the target: ratio within [0.9, 1.1] or difference within 0.5 us.
+
+With ``--wall`` it times each whole ``mpiexec`` command instead and prints the median wall
+time of each tool and their ratio (target: beff <= 1.2 x IMB).
+
+Numbers from a small or shared machine are noisy: look at the spreads and the load column,
+and raise ``--rounds`` when they are wide. Do not set progress-throttling variables
+(``MPIR_CVAR_CH4_PROGRESS_THROTTLE`` ...) unless the ranks oversubscribe the cores; when you
+do, both tools get them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_BENCHMARKS = "Allreduce,Bcast,Alltoall,Allgather,Reduce,Barrier"
+DEFAULT_FLAGS = "-msgsize 8,1024,65536 -iter 1000 -time 1"
+RUN_TIMEOUT_S = 1800.0
+TARGET_RATIO = (0.9, 1.1)
+TARGET_DIFF_US = 0.5
+TARGET_WALL_RATIO = 1.2
+LOAD_POLL_S = 30.0
+NO_SIZE = -1  # key of benchmarks without a message size (Barrier)
+
+Key = tuple[str, int]
+
+
+@dataclass
+class Series:
+    """t_avg in microseconds per (benchmark, size), one entry per round; plus run facts."""
+
+    name: str
+    times: dict[Key, list[float]] = field(default_factory=dict)
+    walls: list[float] = field(default_factory=list)
+    loads: list[float] = field(default_factory=list)
+    foreign: list[float] = field(default_factory=list)
+
+    def add(self, values: dict[Key, float]) -> None:
+        for key, t in values.items():
+            self.times.setdefault(key, []).append(t)
+
+
+def find_tool(name: str) -> str:
+    """``name`` next to the running Python (a venv's MPI wheel), else the first on PATH."""
+    beside = Path(sys.executable).parent / name
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    found = shutil.which(name)
+    if found is None:
+        sys.exit(f"compare_imb: {name} not found next to {sys.executable} nor on PATH")
+    return found
+
+
+def wait_for_load(max_load: float, max_wait: float) -> float:
+    """Sleep until the 1-minute load is <= max_load (at most max_wait s); return the load."""
+    waited = 0.0
+    load = os.getloadavg()[0]
+    while load > max_load and waited < max_wait:
+        print(f"  load {load:.2f} > {max_load}: waiting {LOAD_POLL_S:.0f} s", file=sys.stderr,
+              flush=True)
+        time.sleep(LOAD_POLL_S)
+        waited += LOAD_POLL_S
+        load = os.getloadavg()[0]
+    return load
+
+
+def busy_cpu_seconds() -> float | None:
+    """CPU seconds all processes of this (Linux) machine have used so far, or None."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return None
+    # user nice system idle iowait irq softirq steal ...: all but idle and iowait
+    busy = sum(int(v) for i, v in enumerate(fields[:8]) if i not in (3, 4))
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_seconds() -> float:
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def run(cmd: list[str]) -> tuple[str, float, float]:
+    """Run ``cmd``; return its stdout, wall time (s) and the foreign load during it.
+
+    The foreign load is the CPU time the rest of the machine used while ``cmd`` ran (all busy
+    CPU time minus that of ``cmd``'s processes), in cores; NaN where /proc/stat is missing.
+    """
+    busy0, own0 = busy_cpu_seconds(), children_cpu_seconds()
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S,
+                          check=False)
+    wall = time.perf_counter() - t0
+    busy1, own1 = busy_cpu_seconds(), children_cpu_seconds()
+    if done.returncode != 0:
+        sys.exit(f"compare_imb: failed ({done.returncode}): {shlex.join(cmd)}\n"
+                 f"{done.stdout[-4000:]}{done.stderr[-4000:]}")
+    foreign = float("nan")
+    if busy0 is not None and busy1 is not None and wall > 0:
+        foreign = max(0.0, (busy1 - busy0) - (own1 - own0)) / wall
+    return done.stdout, wall, foreign
+
+
+def parse_imb(output: str, nprocs: int) -> dict[Key, float]:
+    """{(benchmark, bytes): t_avg_us} from IMB-format text, for the sections at ``nprocs``."""
+    out: dict[Key, float] = {}
+    bench, procs = "", 0
+    columns: list[str] = []
+    for line in output.splitlines():
+        s = line.strip()
+        if s.startswith("# Benchmarking "):
+            bench, columns = s.split()[2], []
+        elif s.startswith("# #processes =") or s.startswith("#processes ="):
+            procs = int(s.split("=", 1)[1].split()[0])
+        elif s.startswith("#") and "t_avg[usec]" in s:
+            columns = [c for c in s.split() if c != "#"]
+        elif columns and s and not s.startswith("#"):
+            cells = s.split()
+            if len(cells) < len(columns) or procs != nprocs:
+                continue
+            try:
+                row = dict(zip(columns, cells, strict=False))  # IMB may add columns
+                size = int(row["#bytes"]) if "#bytes" in row else NO_SIZE
+                out[(bench, size)] = float(row["t_avg[usec]"])
+            except (KeyError, ValueError):
+                continue
+    return out
+
+
+def read_beff(path: Path) -> dict[Key, float]:
+    """{(benchmark, bytes): t_avg_us} from a beff result file."""
+    from beff.stats import summarize
+    from beff.store import load
+
+    out: dict[Key, float] = {}
+    for m in load(path).measurements:
+        t_avg = summarize(m).t_avg
+        sized = m.kind != "sync"
+        for size, t in zip(m.sizes, t_avg, strict=True):
+            out[(m.benchmark, int(size) if sized else NO_SIZE)] = float(t)
+    return out
+
+
+def fmt_size(nbytes: int) -> str:
+    if nbytes == NO_SIZE:
+        return "-"
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if nbytes >= scale and nbytes % scale == 0:
+            return f"{nbytes // scale} {unit}"
+    return f"{nbytes} B"
+
+
+def verdict(ratio: float, diff: float) -> str:
+    lo, hi = TARGET_RATIO
+    if lo <= ratio <= hi or abs(diff) <= TARGET_DIFF_US:
+        return "ok"
+    return "MISSED"
+
+
+def report(beff: Series, imb: Series) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    order = list(dict.fromkeys(list(imb.times) + list(beff.times)))
+    for key in order:
+        tb, ti = beff.times.get(key), imb.times.get(key)
+        if not tb or not ti:
+            rows.append({"benchmark": key[0], "bytes": key[1], "target": "only in one tool"})
+            continue
+        mb, mi = statistics.median(tb), statistics.median(ti)
+        ratio = mb / mi if mi > 0 else float("inf")
+        diff = mb - mi
+        rows.append({"benchmark": key[0], "bytes": key[1], "beff_us": mb, "imb_us": mi,
+                     "ratio": ratio, "diff_us": diff, "beff_min_us": min(tb),
+                     "beff_max_us": max(tb), "imb_min_us": min(ti), "imb_max_us": max(ti),
+                     "target": verdict(ratio, diff)})
+    head = (f"{'benchmark':<11} {'size':>7} {'beff t_avg':>11} {'IMB t_avg':>10} {'ratio':>6} "
+            f"{'diff(us)':>9}   {'beff min..max':>15} {'IMB min..max':>15}  target")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        size = fmt_size(int(str(r["bytes"])))
+        if "ratio" not in r:
+            print(f"{r['benchmark']:<11} {size:>7}  {r['target']}")
+            continue
+        b_range = f"{r['beff_min_us']:.2f}..{r['beff_max_us']:.2f}"
+        i_range = f"{r['imb_min_us']:.2f}..{r['imb_max_us']:.2f}"
+        print(f"{r['benchmark']:<11} {size:>7} {r['beff_us']:>11.2f} "
+              f"{r['imb_us']:>10.2f} {r['ratio']:>6.2f} {r['diff_us']:>+9.2f}   "
+              f"{b_range:>15} {i_range:>15}  {r['target']}")
+    return rows
+
+
+def report_wall(beff: Series, imb: Series) -> dict[str, float]:
+    wb, wi = statistics.median(beff.walls), statistics.median(imb.walls)
+    ratio = wb / wi
+    print(f"{'tool':<5} {'median wall (s)':>16} {'runs (s)':>30}")
+    for s, w in ((beff, wb), (imb, wi)):
+        runs = ", ".join(f"{x:.1f}" for x in s.walls)
+        print(f"{s.name:<5} {w:>16.2f} {runs:>30}")
+    print(f"ratio beff / IMB = {ratio:.2f}  "
+          f"({'ok' if ratio <= TARGET_WALL_RATIO else 'MISSED'}: target <= {TARGET_WALL_RATIO})")
+    return {"beff_s": wb, "imb_s": wi, "ratio": ratio}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("imb", type=Path, help="path of an IMB-MPI1 binary you built")
+    parser.add_argument("--np", type=int, default=2, help="ranks (default 2)")
+    parser.add_argument("--rounds", type=int, default=5, help="runs of each tool (default 5)")
+    parser.add_argument("--benchmarks", default=DEFAULT_BENCHMARKS,
+                        help=f"comma-separated names ('' = IMB's default list; default "
+                             f"{DEFAULT_BENCHMARKS})")
+    parser.add_argument("--flags", default=DEFAULT_FLAGS,
+                        help=f"IMB flags given to both tools (default '{DEFAULT_FLAGS}')")
+    parser.add_argument("--beff-flags", default="",
+                        help="beff-only options added to beff's command (e.g. '--format imb')")
+    parser.add_argument("--wall", action="store_true",
+                        help="compare the wall time of the whole commands instead")
+    parser.add_argument("--max-load", type=float, default=1.5,
+                        help="wait before a round while the 1-minute load is above (default 1.5)")
+    parser.add_argument("--load-wait", type=float, default=600.0,
+                        help="wait at most this many seconds per round for the load (default 600)")
+    parser.add_argument("--max-foreign", type=float, default=0.2,
+                        help="a round is disturbed when other processes used more than this "
+                             "many cores during one of its runs (default 0.2)")
+    parser.add_argument("--retries", type=int, default=10,
+                        help="repeat disturbed rounds, at most this many times in all "
+                             "(default 10; then they are kept)")
+    parser.add_argument("--json", type=Path, help="also write every round's figures here")
+    args = parser.parse_args(argv)
+    imb_bin = args.imb.resolve()
+    if not (imb_bin.is_file() and os.access(imb_bin, os.X_OK)):
+        parser.error(f"{args.imb} is not an executable file")
+    if args.rounds < 1 or args.np < 1:
+        parser.error("need --rounds >= 1 and --np >= 1")
+    flags = shlex.split(args.flags)
+    if "-npmin" not in flags:
+        flags += ["-npmin", str(args.np)]
+    names = [n for n in args.benchmarks.split(",") if n.strip()]
+
+    mpiexec = find_tool("mpiexec")
+    launch = [mpiexec, "-n", str(args.np)]
+    beff, imb = Series("beff"), Series("IMB")
+    started = datetime.datetime.now(datetime.timezone.utc)
+    with tempfile.TemporaryDirectory(prefix="beff-compare-imb-") as tmp:
+        out = Path(tmp) / "beff.h5"
+        beff_cmd = [*launch, sys.executable, "-m", "beff", "imb", "mpi1", *flags, "-o", str(out),
+                    "--no-progress", *shlex.split(args.beff_flags), *names]
+        imb_cmd = [*launch, str(imb_bin), *flags, *names]
+        r = retries = 0
+        while r < args.rounds:
+            # One check per round, so that a pair runs back to back (the pair's own two busy
+            # ranks raise the load average too; a foreign load shows up before the next pair).
+            load = wait_for_load(args.max_load, args.load_wait)
+            got = []
+            for side, cmd in ((beff, beff_cmd), (imb, imb_cmd)):
+                before = load if side is beff else os.getloadavg()[0]
+                out.unlink(missing_ok=True)
+                text, wall, foreign = run(cmd)
+                values = {} if args.wall else (
+                    read_beff(out) if side is beff else parse_imb(text, args.np))
+                got.append((side, before, wall, foreign, values))
+            disturbed = max(g[3] for g in got) > args.max_foreign
+            note = (f"load {got[0][1]:.2f}/{got[1][1]:.2f}, wall {got[0][2]:.1f}/"
+                    f"{got[1][2]:.1f} s, foreign CPU {got[0][3]:.2f}/{got[1][3]:.2f} cores")
+            if disturbed and retries < args.retries:
+                retries += 1
+                print(f"round {r + 1}: disturbed ({note}), repeated", file=sys.stderr,
+                      flush=True)
+                continue
+            for side, before, wall, foreign, values in got:
+                side.loads.append(before)
+                side.walls.append(wall)
+                side.foreign.append(foreign)
+                side.add(values)
+            r += 1
+            print(f"round {r}/{args.rounds} done ({note})", file=sys.stderr, flush=True)
+
+    what = "wall time of the whole command" if args.wall else "t_avg (us)"
+    print(f"beff vs IMB-MPI1 ({imb_bin}), {args.np} ranks, {what}, "
+          f"median of {args.rounds} alternating rounds")
+    print(f"beff: {shlex.join(beff_cmd).replace(str(out), 'TMP.h5')}")
+    print(f"IMB:  {shlex.join(imb_cmd)}")
+    cvars = {k: v for k, v in os.environ.items() if k.startswith(("MPIR_CVAR_", "MPICH_"))}
+    print(f"env:  {cvars or 'no MPIR_CVAR_*/MPICH_* variables'} (same for both)")
+    loads = beff.loads + imb.loads
+    print(f"1-min load before runs: median {statistics.median(loads):.2f}, "
+          f"max {max(loads):.2f} (limit {args.max_load}); CPU used by other processes during "
+          f"the kept runs: max {max(beff.foreign + imb.foreign):.2f} cores "
+          f"(limit {args.max_foreign}, {retries} rounds repeated)")
+    print(f"date: {started.strftime('%Y-%m-%d %H:%M UTC')}   host: {platform.node()}, "
+          f"{os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print()
+    summary: object = report_wall(beff, imb) if args.wall else report(beff, imb)
+    if args.json is not None:
+        args.json.write_text(json.dumps({
+            "date": started.isoformat(), "rounds": args.rounds, "np": args.np,
+            "flags": flags, "benchmarks": names, "wall": args.wall,
+            "beff": {"walls_s": beff.walls, "loads": beff.loads, "foreign_cores": beff.foreign,
+                     "t_avg_us": {f"{k[0]}:{k[1]}": v for k, v in beff.times.items()}},
+            "imb": {"walls_s": imb.walls, "loads": imb.loads, "foreign_cores": imb.foreign,
+                    "t_avg_us": {f"{k[0]}:{k[1]}": v for k, v in imb.times.items()}},
+            "summary": summary,
+        }, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
