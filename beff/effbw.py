@@ -16,8 +16,7 @@ import math
 import os
 import time
 import types
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,8 +83,6 @@ class State:
     loop_max: np.ndarray
     shortened: np.ndarray  # [rep] the 60-second rule fired
     best: np.ndarray  # [rep, pat] method used at the two largest lengths (-1: all)
-    base: int = 0
-    checks: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -479,12 +476,6 @@ def reduce_over_ranks(MPI: types.ModuleType, local: np.ndarray,
         avg = total / participating
     lo = np.where(lo >= 1e29, np.nan, lo)
     return lo, avg, hi
-
-
-@contextmanager
-def timer() -> Iterator[Callable[[], float]]:
-    start = time.monotonic()
-    yield lambda: time.monotonic() - start
 
 
 def uname_fields() -> list[str]:

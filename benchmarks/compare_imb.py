@@ -52,7 +52,6 @@ import json
 import os
 import platform
 import shlex
-import shutil
 import statistics
 import subprocess
 import sys
@@ -60,6 +59,8 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from _tools import find_tool  # benchmarks/ is on sys.path when run as a script
 
 DEFAULT_BENCHMARKS = "Allreduce,Bcast,Alltoall,Allgather,Reduce,Barrier"
 DEFAULT_FLAGS = "-msgsize 8,1024,65536 -iter 1000 -time 1"
@@ -86,17 +87,6 @@ class Series:
     def add(self, values: dict[Key, float]) -> None:
         for key, t in values.items():
             self.times.setdefault(key, []).append(t)
-
-
-def find_tool(name: str) -> str:
-    """``name`` next to the running Python (a venv's MPI wheel), else the first on PATH."""
-    beside = Path(sys.executable).parent / name
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    found = shutil.which(name)
-    if found is None:
-        sys.exit(f"compare_imb: {name} not found next to {sys.executable} nor on PATH")
-    return found
 
 
 def wait_for_load(max_load: float, max_wait: float) -> float:
@@ -287,7 +277,7 @@ def main(argv: list[str] | None = None) -> None:
         flags += ["-npmin", str(args.np)]
     names = [n for n in args.benchmarks.split(",") if n.strip()]
 
-    mpiexec = find_tool("mpiexec")
+    mpiexec = find_tool("mpiexec", "compare_imb")
     launch = [mpiexec, "-n", str(args.np)]
     beff, imb = Series("beff"), Series("IMB")
     started = datetime.datetime.now(datetime.timezone.utc)

@@ -50,13 +50,14 @@ import datetime
 import json
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from _tools import find_tool  # benchmarks/ is on sys.path when run as a script
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "pingpong.c"
@@ -80,17 +81,6 @@ class Series:
     def add(self, values: dict[int, float]) -> None:
         for size, t in values.items():
             self.times.setdefault(size, []).append(t)
-
-
-def find_tool(name: str) -> str:
-    """``name`` next to the running Python (a venv's MPI wheel), else the first on PATH."""
-    beside = Path(sys.executable).parent / name
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    found = shutil.which(name)
-    if found is None:
-        sys.exit(f"pingpong_overhead: {name} not found next to {sys.executable} nor on PATH")
-    return found
 
 
 def build(mpicc: str) -> Path:
@@ -199,7 +189,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.rounds < 1 or not sizes or min(sizes) < 0:
         parser.error("need --rounds >= 1 and non-negative --sizes")
 
-    mpicc, mpiexec = find_tool("mpicc"), find_tool("mpiexec")
+    mpicc = find_tool("mpicc", "pingpong_overhead")
+    mpiexec = find_tool("mpiexec", "pingpong_overhead")
     binary = build(mpicc)
     c, py = Series("C"), Series("beff")
     library = ""
