@@ -1,6 +1,6 @@
 """beff: an MPI bandwidth analyzer (b_eff, the Intel MPI Benchmarks set, parallel I/O).
 
-Importing the package never initializes MPI; only :mod:`beff._mpi` imports ``mpi4py.MPI``.
+Importing the package never initializes MPI; only :mod:`beff.core.mpi` imports ``mpi4py.MPI``.
 """
 
 __version__ = "0.1.0"

@@ -29,8 +29,9 @@ What it does:
 
    with the same FLAGS (IMB's own syntax; ``-npmin NP`` is added unless given) and the same
    environment (this process's; the ``MPIR_CVAR_*``/``MPICH_*`` variables in it are printed);
-3. reads t_avg (us) per (benchmark, size): beff's from its result file (``beff.store.load``,
-   ``beff.stats.summarize``), IMB's from its text output (the ``t_avg[usec]`` column);
+3. reads t_avg (us) per (benchmark, size): beff's from its result file
+   (``beff.results.archive.load``, ``beff.results.stats.summarize``), IMB's from its text
+   output (the ``t_avg[usec]`` column);
 4. prints, per (benchmark, size), the median t_avg of each tool over the rounds, the ratio
    beff / IMB and the difference beff - IMB of those medians, each side's min..max spread,
    and the verdict against the target: ratio within [0.9, 1.1] or difference within 0.5 us.
@@ -169,8 +170,8 @@ def parse_imb(output: str, nprocs: int) -> dict[Key, float]:
 
 def read_beff(path: Path) -> dict[Key, float]:
     """{(benchmark, bytes): t_avg_us} from a beff result file."""
-    from beff.stats import summarize
-    from beff.store import load
+    from beff.results.archive import load
+    from beff.results.stats import summarize
 
     out: dict[Key, float] = {}
     for m in load(path).measurements:

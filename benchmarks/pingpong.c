@@ -10,7 +10,7 @@
  * whole loop of n round trips is timed with MPI_Wtime and t = loop time / n / 2 (half a round
  * trip).  n = 1000, or 40 MiB / X when that is smaller (at least 1), as IMB's defaults.
  *
- * Buffers are laid out as beff's (beff/buffers.py): X + alignment bytes are allocated, the
+ * Buffers are laid out as beff's (beff/core/buffers.py): X + alignment bytes are allocated, the
  * buffer starts on a 2 MiB boundary when X >= 1 MiB, else on a 64-byte line, and buffers of
  * at least 1 MiB are madvise(MADV_HUGEPAGE)d, as beff does (this matters when transparent
  * hugepages are in "madvise" mode).  Buffers are filled (so touched) before timing.

@@ -22,7 +22,7 @@ What it does:
    * beff: ``mpiexec -n 2 python -m beff imb mpi1 PingPong -msgsize SIZES -o TMP.h5``
 
    and reads t_max (the slower rank's t) per size: the C program prints it, beff's result
-   file is read with ``beff.store.load`` and ``beff.stats.summarize``;
+   file is read with ``beff.results.archive.load`` and ``beff.results.stats.summarize``;
 3. prints, per size, the median t (us) of C and of beff over the rounds, the overhead
    beff - C (us) and the ratio beff / C (both the median over rounds of the paired values of
    one round), the min..max spread of each side, the target verdict, and the MPI library
@@ -32,7 +32,7 @@ What is compared: the same MPI semantics on both sides, as IMB-MPI1 PingPong: ra
 MPI_Send then MPI_Recv, rank 1 MPI_Recv then MPI_Send, MPI_BYTE, specific source, tag 1;
 warm-up, 2 barriers, the whole loop of n round trips timed with MPI_Wtime, t = loop / n / 2;
 n = 1000, or 40 MiB / X when smaller. The C side calls MPI straight from a compiled loop;
-beff runs its kernel (beff/imb/p2p.py) through mpi4py, its measurement driver and its
+beff runs its kernel (beff/imb/mpi1/p2p.py) through mpi4py, its measurement driver and its
 batching (10 batches, each timed with MPI.Wtime; its calibration runs are untimed). The
 difference is what beff's Python costs per message: it should vanish against the transfer
 time for large messages. Both sides use buffers laid out alike (2 MiB aligned from 1 MiB on,
@@ -119,8 +119,8 @@ def run_c(mpiexec: str, binary: Path, sizes: list[int]) -> tuple[str, dict[int, 
 
 
 def run_beff(mpiexec: str, sizes: list[int], workdir: Path) -> dict[int, float]:
-    from beff.stats import summarize
-    from beff.store import load
+    from beff.results.archive import load
+    from beff.results.stats import summarize
 
     out = workdir / "pingpong.h5"
     out.unlink(missing_ok=True)

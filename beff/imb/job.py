@@ -12,17 +12,19 @@ from typing import Any
 
 from rich.console import Console
 
-from beff import _mpi, report, runtime
-from beff.config import RunConfig, build_config, check_output_path, load_toml
-from beff.errors import UsageError
+from beff.core import mpi as _mpi
+from beff.core import runtime
+from beff.core.config import RunConfig, build_config, check_output_path, load_toml
+from beff.core.errors import UsageError
+from beff.core.metadata import collect_rank, placement, run_attrs
+from beff.core.progress import make_progress
 from beff.imb import args as imb_args
-from beff.measure import Driver, counts_for, measure_overhead, overhead_summary, sizes_for
-from beff.metadata import collect_rank, placement, run_attrs
-from beff.progress import make_progress
-from beff.registry import resolve
-from beff.results import Measurement
-from beff.schedule import read_msglen_file
-from beff.store import ResultFile, load
+from beff.imb.driver import Driver, counts_for, measure_overhead, overhead_summary, sizes_for
+from beff.imb.registry import resolve
+from beff.imb.schedule import read_msglen_file
+from beff.render import imb as report
+from beff.results.archive import ResultFile, load
+from beff.results.model import Measurement
 
 
 @dataclass

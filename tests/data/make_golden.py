@@ -15,8 +15,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from beff.results import OK, TIME_OUT, Measurement  # noqa: E402
-from beff.store import SCHEMA_VERSION, ResultFile  # noqa: E402
+from beff.results.archive import SCHEMA_VERSION, ResultFile  # noqa: E402
+from beff.results.model import OK, TIME_OUT, Measurement  # noqa: E402
 
 ATTRS = {
     "created": "2026-11-22T00:00:00Z",

@@ -11,7 +11,7 @@ import h5py
 import numpy as np
 import pytest
 
-from beff.store import load
+from beff.results.archive import load
 from tests.mpirun import beff, mpirun
 
 pytestmark = pytest.mark.mpi

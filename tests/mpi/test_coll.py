@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from beff import stats
-from beff.results import Measurement
-from beff.schedule import process_counts
-from beff.store import load
+from beff.imb.schedule import process_counts
+from beff.results import stats
+from beff.results.archive import load
+from beff.results.model import Measurement
 from tests.mpirun import mpirun
 
 pytestmark = pytest.mark.mpi

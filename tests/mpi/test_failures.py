@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from beff.store import load
+from beff.results.archive import load
 from tests.mpirun import launcher, mpi_env, mpirun
 
 pytestmark = pytest.mark.mpi

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from beff import stats
-from beff.store import load
+from beff.results import stats
+from beff.results.archive import load
 from tests.mpirun import mpirun
 
 pytestmark = pytest.mark.mpi

@@ -37,9 +37,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from beff import report, stats
-from beff.results import OK, Measurement
-from beff.store import load
+from beff.render import imb as report
+from beff.results import stats
+from beff.results.archive import load
+from beff.results.model import OK, Measurement
 from tests.mpirun import launcher, mpi_env
 
 pytestmark = [pytest.mark.multihost, pytest.mark.timeout(150)]

@@ -2,8 +2,8 @@
 
 import pytest
 
-from beff.config import build_config
-from beff.errors import UsageError
+from beff.core.config import build_config
+from beff.core.errors import UsageError
 from beff.imb.args import parse
 
 
@@ -66,7 +66,7 @@ def test_config_rejects_unknown_keys(tmp_path) -> None:  # type: ignore[no-untyp
 
 
 def test_config_json_round_trip() -> None:
-    from beff.config import RunConfig
+    from beff.core.config import RunConfig
 
     cfg = build_config({"map": (2, 2), "off_cache": (8.0, 64), "msglen": [1, 2]})
     back = RunConfig.from_json(cfg.to_json())

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from beff.buffers import HUGEPAGE, BufferSet, aligned, off_cache_slots
+from beff.core.buffers import HUGEPAGE, BufferSet, aligned, off_cache_slots
 
 
 def test_small_buffers_are_cache_line_aligned_and_filled() -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from beff.config import RunConfig
+from beff.core.config import RunConfig
 from beff.imb import check
-from beff.imb.coll import Tally, _calls, _cycle
-from beff.measure import buffer_bytes, sizes_for
-from beff.registry import Kind, load_suite, resolve
+from beff.imb.driver import buffer_bytes, sizes_for
+from beff.imb.mpi1.coll import Tally, _calls, _cycle
+from beff.imb.registry import Kind, load_suite, resolve
 
 # IMB 2021.11 `IMB-MPI1 -list`: the default benchmarks in run order.
 IMB_DEFAULTS = [

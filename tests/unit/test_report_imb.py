@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from beff import report
-from beff.results import OK, TIME_OUT, Measurement
+from beff.render import imb as report
+from beff.results.model import OK, TIME_OUT, Measurement
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "imb-samples"
 

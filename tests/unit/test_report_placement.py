@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-from beff import report
-from beff.results import OK, Measurement, RunRecord
-from beff.store import ResultFile, load
+from beff.render import imb as report
+from beff.results.archive import ResultFile, load
+from beff.results.model import OK, Measurement, RunRecord
 
 # Two nodes (node ids from MPI_Comm_split_type), two ranks each.
 RANKS: list[dict[str, Any]] = [

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from beff import stats
-from beff.results import OK, Measurement
+from beff.results import stats
+from beff.results.model import OK, Measurement
 
 
 def make(times_us: list[list[float]], sizes: list[int], kind: str = "single_transfer",

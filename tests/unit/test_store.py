@@ -6,8 +6,8 @@ import h5py
 import numpy as np
 import pytest
 
-from beff import stats
-from beff.store import SCHEMA_VERSION, load
+from beff.results import stats
+from beff.results.archive import SCHEMA_VERSION, load
 from tests.data.make_golden import RANKS, measurements, write
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from beff import __version__
-from beff.errors import UsageError
+from beff.core.errors import UsageError
 
 app = typer.Typer(
     name="beff",
@@ -57,7 +57,7 @@ def list_cmd(
     suite: Annotated[str | None, typer.Argument(help="Only this suite.")] = None,
 ) -> None:
     """List benchmarks by suite; opt-in ones run only when named."""
-    from beff.registry import SUITE_TITLES, iter_suites, load_suite
+    from beff.imb.registry import SUITE_TITLES, iter_suites, load_suite
 
     console = Console(highlight=False)
     suites = [(suite, load_suite(suite))] if suite else list(iter_suites())
@@ -77,7 +77,7 @@ def describe(
     suite: Annotated[str, typer.Option(help="Suite of the benchmark.")] = "mpi1",
 ) -> None:
     """Say exactly what a benchmark times and which bytes it counts."""
-    from beff.registry import load_suite
+    from beff.imb.registry import load_suite
 
     spec = load_suite(suite).get(name.lower())
     if spec is None:
@@ -98,8 +98,8 @@ def show(
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
 ) -> None:
     """Render a result file without MPI."""
-    from beff import report
-    from beff.store import load
+    from beff.render import imb as report
+    from beff.results.archive import load
 
     try:
         record = load(path)
@@ -119,7 +119,7 @@ def show(
         report.render_header(record, console)
         summary = report.beff_summary(record)
         if summary is not None:
-            from beff import report_beff
+            from beff.render import beff as report_beff
 
             report_beff.render(summary, record.attrs, console)
         else:
@@ -134,8 +134,8 @@ def compare(
     """Compare two result files without MPI: t_avg(B) / t_avg(A) per size, or b_eff figures."""
     import numpy as np
 
-    from beff import compare as cmp
-    from beff.store import load
+    from beff.results import compare as cmp
+    from beff.results.archive import load
 
     records = []
     for path in (first, second):
@@ -215,7 +215,8 @@ def run(
     ] = "single",
 ) -> None:
     """Under MPI: b_eff, Rabenseifner's effective bandwidth (`mpiexec -n P beff run`)."""
-    from beff import config, effbw_job, runtime
+    from beff.core import config, runtime
+    from beff.effbw import job as effbw_job
 
     try:
         overrides: dict[str, object] = {
@@ -241,7 +242,7 @@ def run(
                            ("progress", progress)):
             if value is not None:
                 overrides[key] = value
-        from beff.effbw import METHODS
+        from beff.effbw.measure import METHODS
 
         chosen = [m.strip() for m in methods.split(",") if m.strip()]
         unknown = [m for m in chosen if m not in METHODS]
@@ -260,8 +261,8 @@ def info(
     ] = "single",
 ) -> None:
     """Under MPI: library, versions, timer, and where every rank runs."""
-    from beff import config, runtime
-    from beff.info import run_info
+    from beff.cli.info import run_info
+    from beff.core import config, runtime
 
     if thread_level not in config.THREAD_LEVELS:
         runtime.usage_exit(f"--thread-level expects one of {'|'.join(config.THREAD_LEVELS)}")
@@ -285,7 +286,7 @@ beff's own:
 
 
 def imb_main(argv: list[str]) -> None:
-    from beff import runtime
+    from beff.core import runtime
 
     if not argv or argv[0] in ("-h", "--help", "-help"):
         sys.stdout.write(IMB_HELP)
@@ -295,7 +296,7 @@ def imb_main(argv: list[str]) -> None:
         sys.stdout.write(IMB_HELP)
         return
     from beff.imb import job
-    from beff.registry import SUITE_MODULES
+    from beff.imb.registry import SUITE_MODULES
 
     if suite not in SUITE_MODULES:
         runtime.usage_exit(f"unknown IMB suite {argv[0]!r} (known: {', '.join(SUITE_MODULES)})")
@@ -320,6 +321,6 @@ def main(argv: list[str] | None = None) -> None:
             return
         app(args=args, prog_name="beff")
     except UsageError as exc:
-        from beff import runtime
+        from beff.core import runtime
 
         runtime.usage_exit(str(exc))

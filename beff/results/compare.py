@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from beff import stats
-from beff.report import beff_summary
-from beff.results import OK, Measurement, RunRecord
+from beff.render.imb import beff_summary
+from beff.results import stats
+from beff.results.model import OK, Measurement, RunRecord
 
 # Metadata that must match for a fair comparison (pyperf's "checked metadata" idea).
 CHECKED = (("nprocs", lambda a: a.get("nprocs")),

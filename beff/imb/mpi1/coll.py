@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from beff.buffers import BufferSet
+from beff.core.buffers import BufferSet
 from beff.imb import check
-from beff.measure import Ctx
-from beff.registry import Kind, Runner, benchmark
+from beff.imb.driver import Ctx
+from beff.imb.registry import Kind, Runner, benchmark
 
 SUITE = "mpi1"
 

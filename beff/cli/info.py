@@ -7,7 +7,7 @@ import types
 from rich.console import Console
 from rich.table import Table
 
-from beff.metadata import collect_mpi, collect_python, collect_rank, placement
+from beff.core.metadata import collect_mpi, collect_python, collect_rank, placement
 
 
 def run_info(MPI: types.ModuleType, _: object) -> None:

@@ -12,14 +12,17 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-from beff import _mpi, effbw, report_beff, runtime
-from beff.config import RunConfig, build_config, check_output_path
-from beff.errors import UsageError
-from beff.measure import measure_overhead, overhead_summary
-from beff.metadata import collect_rank, placement, run_attrs
+from beff.core import mpi as _mpi
+from beff.core import runtime
+from beff.core.config import RunConfig, build_config, check_output_path
+from beff.core.errors import UsageError
+from beff.core.metadata import collect_rank, placement, run_attrs
+from beff.core.progress import make_progress
+from beff.effbw import measure as effbw
+from beff.imb.driver import measure_overhead, overhead_summary
 from beff.patterns import memory_mib, reduce_beff
-from beff.progress import make_progress
-from beff.store import ResultFile
+from beff.render import beff as report_beff
+from beff.results.archive import ResultFile
 
 
 def default_output() -> str:

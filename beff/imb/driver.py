@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from beff import schedule
-from beff.buffers import BufferSet, off_cache_slots
-from beff.config import RunConfig
-from beff.registry import BenchmarkSpec, Kind
-from beff.results import OK, OUT_OF_MEM, SKIPPED, TIME_OUT, Measurement
+from beff.core.buffers import BufferSet, off_cache_slots
+from beff.core.config import RunConfig
+from beff.imb import schedule
+from beff.imb.registry import BenchmarkSpec, Kind
+from beff.results.model import OK, OUT_OF_MEM, SKIPPED, TIME_OUT, Measurement
 
 N_BARR = 2
 IDLE_POLL = 0.002  # seconds between polls of a waiting rank

@@ -15,8 +15,8 @@ import types
 from collections.abc import Callable
 from typing import NoReturn, TypeVar
 
-from beff import _mpi
-from beff.errors import UsageError
+from beff.core import mpi as _mpi
+from beff.core.errors import UsageError
 
 T = TypeVar("T")
 OTHER_RANKS_EXIT_DELAY = 0.5

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from beff.errors import UsageError
+from beff.core.errors import UsageError
 
 MIB = 1 << 20
 

@@ -1,6 +1,6 @@
 """Rendering of results (rank 0 or ``beff show``): rich tables, IMB text, JSON and CSV.
 
-Renderers work on :class:`~beff.results.Measurement` objects, so a live run and a stored file
+Renderers work on :class:`~beff.results.model.Measurement` objects, so a live run and a stored file
 print the same text.
 """
 
@@ -19,9 +19,10 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from beff import __version__, stats
-from beff.metadata import format_cpus
-from beff.results import OK, OUT_OF_MEM, TIME_OUT, Measurement, RunRecord
+from beff import __version__
+from beff.core.metadata import format_cpus
+from beff.results import stats
+from beff.results.model import OK, OUT_OF_MEM, TIME_OUT, Measurement, RunRecord
 
 W = 13
 PART_NAMES = {"mpi1": "MPI-1", "ext": "MPI-2", "nbc": "MPI-NBC", "rma": "MPI-RMA", "io": "MPI-IO"}

@@ -16,9 +16,9 @@ from typing import Any
 import h5py
 import numpy as np
 
-from beff import stats
-from beff.errors import BeffError
-from beff.results import Measurement, RunRecord
+from beff.core.errors import BeffError
+from beff.results import stats
+from beff.results.model import Measurement, RunRecord
 
 SCHEMA_VERSION = 1
 FORMAT_NAME = "beff-results"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from beff.errors import UsageError
+from beff.core.errors import UsageError
 
 if sys.version_info >= (3, 11):
     import tomllib

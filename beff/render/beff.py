@@ -8,7 +8,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from beff import report
+from beff.render import imb as report
 
 
 def run_warnings(attrs: dict[str, Any], plan: Any) -> list[str]:

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from beff.buffers import aligned, malloc_like
-from beff.config import RunConfig
-from beff.errors import BeffError, UsageError
+from beff.core.buffers import aligned, malloc_like
+from beff.core.config import RunConfig
+from beff.core.errors import BeffError, UsageError
 from beff.patterns import (
     GroupComm,
     Pattern,

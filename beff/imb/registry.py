@@ -15,10 +15,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from beff.errors import UsageError
+from beff.core.errors import UsageError
 
 if TYPE_CHECKING:
-    from beff.measure import Ctx
+    from beff.imb.driver import Ctx
 
 # A kernel is set up for one message size and yields ``run(n) -> seconds``: the time this
 # rank spent in the timed region over n iterations. It never prints.
@@ -90,7 +90,7 @@ _REGISTRY: dict[str, dict[str, BenchmarkSpec]] = {}
 
 # Modules that register benchmarks, per suite; imported lazily so that `beff --help` is fast.
 SUITE_MODULES: dict[str, tuple[str, ...]] = {
-    "mpi1": ("beff.imb.p2p", "beff.imb.coll"),
+    "mpi1": ("beff.imb.mpi1.p2p", "beff.imb.mpi1.coll"),
 }
 SUITE_TITLES: dict[str, str] = {
     "mpi1": "IMB-MPI1 (point-to-point and collectives)",

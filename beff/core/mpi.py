@@ -14,7 +14,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from beff.errors import BeffError
+from beff.core.errors import BeffError
 
 _MPI: types.ModuleType | None = None
 _cleanup: list[Callable[[], None]] = []

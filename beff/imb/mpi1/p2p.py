@@ -12,8 +12,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from beff.imb.check import expected_bytes, fill_send
-from beff.measure import Ctx
-from beff.registry import Kind, Runner, benchmark
+from beff.imb.driver import Ctx
+from beff.imb.registry import Kind, Runner, benchmark
 
 TAG = 1
 SUITE = "mpi1"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from beff.results import Measurement
+from beff.results.model import Measurement
 
 MB = 1e6  # IMB 2021: Mbytes/sec with MB = 10^6 bytes
 US = 1e6

@@ -1,0 +1,1 @@
+"""Core: MPI start-up, bindings, config, metadata, buffers."""

@@ -1,0 +1,1 @@
+"""b_eff's MPI side; the pure math is beff.patterns."""

@@ -1,0 +1,1 @@
+"""IMB-MPI1 kernels: point-to-point and collectives."""

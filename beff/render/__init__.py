@@ -1,0 +1,1 @@
+"""Render: IMB text, rich tables, JSON/CSV — reads results only."""
