@@ -30,6 +30,12 @@ app = typer.Typer(
 )
 
 
+class Backend(str, Enum):
+    auto = "auto"
+    jit = "jit"
+    python = "python"
+
+
 class Format(str, Enum):
     table = "table"
     imb = "imb"
@@ -213,6 +219,10 @@ def run(
     thread_level: Annotated[
         str, typer.Option("--thread-level", help="MPI thread level.")
     ] = "single",
+    backend: Annotated[
+        Backend, typer.Option("--backend", help="Timed loops: jit (compiled with numba), "
+                              "python, or auto (jit when it works).")
+    ] = Backend.auto,
 ) -> None:
     """Under MPI: b_eff, Rabenseifner's effective bandwidth (`mpiexec -n P beff run`)."""
     from beff.core import config, runtime
@@ -222,7 +232,7 @@ def run(
         overrides: dict[str, object] = {
             "quick": quick, "methods": [m.strip() for m in methods.split(",") if m.strip()],
             "extra_methods_in_beff": extra_methods_in_beff, "format": fmt.value,
-            "hugepages": hugepages,
+            "hugepages": hugepages, "backend": backend.value,
             "thread_level": thread_level, "argv": sys.argv[1:], "suite": "beff",
         }
         if thread_level not in config.THREAD_LEVELS:

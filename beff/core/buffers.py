@@ -85,5 +85,15 @@ class BufferSet:
     def cycling(self) -> bool:
         return self.count > 1
 
+    @property
+    def address(self) -> int:
+        """Address of slot 0; slot i starts ``stride`` bytes after slot i - 1."""
+        return int(self.base.ctypes.data)
+
+    @property
+    def slots(self) -> tuple[int, int, int]:
+        """(address, count, stride): what a compiled loop needs to cycle through the slots."""
+        return self.address, self.count, self.stride
+
     def __getitem__(self, i: int) -> np.ndarray:
         return self.views[i % self.count]

@@ -82,6 +82,7 @@ class RunConfig:
     check: bool = False
     progress: bool | None = None
     batches: int = 10
+    backend: str = "auto"  # timed loops: jit (numba), python, or auto (jit if it works)
     config_file: str | None = None
     argv: list[str] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)

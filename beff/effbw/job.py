@@ -12,14 +12,13 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
+from beff.core import capi, runtime
 from beff.core import mpi as _mpi
-from beff.core import runtime
 from beff.core.config import RunConfig, build_config, check_output_path
 from beff.core.errors import UsageError
 from beff.core.metadata import collect_rank, placement, run_attrs
 from beff.core.progress import make_progress
 from beff.effbw import measure as effbw
-from beff.imb.driver import measure_overhead, overhead_summary
 from beff.patterns import memory_mib, reduce_beff
 from beff.render import beff as report_beff
 from beff.results.archive import ResultFile
@@ -75,7 +74,7 @@ def run(MPI: types.ModuleType, cfg: RunConfig) -> None:
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
     started = time.monotonic()
-    overheads = world.gather(measure_overhead(MPI), root=0)
+    overhead, backend_warning = capi.start(cfg.backend)
     ranks = world.allgather(collect_rank(MPI))
     where = placement(ranks)  # every rank: node ids for the cross-node shares
     plan = world.bcast(effbw.make_plan(cfg, ranks) if rank == 0 else None, root=0)
@@ -84,7 +83,7 @@ def run(MPI: types.ModuleType, cfg: RunConfig) -> None:
     if rank == 0:
         attrs = run_attrs(MPI, cfg.argv)
         attrs.update(config=json.loads(cfg.to_json()), config_sources=cfg.sources,
-                     placement=where, overhead=overhead_summary(overheads or []),
+                     placement=where, overhead=overhead,
                      benchmarks=["b_eff"], suite="beff", checked=False,
                      oversubscribed=where["oversubscribed"])
         attrs["config"].pop("sources", None)
@@ -93,7 +92,8 @@ def run(MPI: types.ModuleType, cfg: RunConfig) -> None:
         _mpi.on_abort(lambda: out.finish("aborted") if out else None)
     stderr = Console(stderr=True, highlight=False)
     if rank == 0:
-        for w in report_beff.run_warnings(attrs, plan):
+        for w in ([backend_warning] if backend_warning else []) + report_beff.run_warnings(
+                attrs, plan):
             stderr.print(f"[bold yellow]warning:[/bold yellow] {w}")
     node_of = [int(r["node"]) for r in ranks]
     total = plan.repetitions * (len(plan.lengths) + 1)

@@ -22,7 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from beff.core import capi
 from beff.core.buffers import aligned, malloc_like
+from beff.core.capi import I32Array, I64Array2, U8Array, loop
 from beff.core.config import RunConfig
 from beff.core.errors import BeffError, UsageError
 from beff.patterns import (
@@ -163,17 +165,99 @@ def bind_patterns(MPI: types.ModuleType, patterns: PatternSet) -> list[Bound]:
 
 
 # ----------------------------------------------------------------------------- timed loops
+C: Any = None  # the C bindings, substituted by the backend
+
+
 class Mismatch(BeffError):
     """A received message's first or last byte was not what the sender stamped."""
 
 
-class Loops:
-    """The five methods. Buffers are used cyclically with one global offset (spec §6).
+@loop
+def method_loop(method: int, steps: I64Array2, sbuf: U8Array, rbuf: U8Array, buflng: int,
+                length: int, iterations: int, pre: int, base: int, dtype: int, comm: int,
+                statuses: int, requests: int, hsize: int, scount: I32Array, rcount: I32Array,
+                sdisp: I32Array, rdisp: I32Array) -> tuple[float, int, int, int, int]:
+    """``pre`` untimed and ``iterations`` timed iterations of one method over the steps.
 
-    Every message's first and last byte are stamped before sending and checked after
-    receiving, inside the timed loop as in the original. The loops are written out per method
-    with everything bound to locals, to keep Python's share of the loop time small.
+    Each step (dest, source, tag, v1, v2) moves ``length`` bytes at the next offset of the
+    cyclic buffers (8-byte aligned; back to 0 where the next message would not fit); the
+    sender stamps the first and last byte with v1 and v2, and the receiver checks them inside
+    the timed loop, as the original. Methods: 0 MPI_Sendrecv (MPI_Send or MPI_Recv where the
+    step has only one side), 1 MPI_Alltoallv, 2 MPI_Irecv + MPI_Isend, 3 MPI_Irecv + MPI_Send,
+    4 MPI_Isend + MPI_Recv; 1 to 4 end with MPI_Waitall.
+    Returns (timed seconds, OR of the MPI error codes, next offset, failing step or -1, its
+    offset).
     """
+    err = 0
+    nsteps = steps.shape[0]
+    step = (length + 7) // 8 * 8
+    last = length - 1
+    sa = sbuf.ctypes.data
+    ra = rbuf.ctypes.data
+    offs = np.zeros(nsteps, dtype=np.int64)
+    t0 = C.Wtime()
+    for it in range(-pre, iterations):
+        if it == 0:
+            t0 = C.Wtime()
+        for k in range(nsteps):
+            if base + step > buflng:
+                base = 0
+            offs[k] = base
+            base += step
+            if steps[k, 0] >= 0:
+                sbuf[offs[k]] = steps[k, 3]
+                sbuf[offs[k] + last] = steps[k, 4]
+        if method == 0:
+            for k in range(nsteps):
+                dest, source, tag, o = steps[k, 0], steps[k, 1], steps[k, 2], offs[k]
+                if dest >= 0 and source >= 0:
+                    err |= C.Sendrecv(sa + o, length, dtype, dest, tag, ra + o, length, dtype,
+                                      source, tag, comm, statuses)
+                elif dest >= 0:
+                    err |= C.Send(sa + o, length, dtype, dest, tag, comm)
+                elif source >= 0:
+                    err |= C.Recv(ra + o, length, dtype, source, tag, comm, statuses)
+        elif method == 1:
+            for k in range(nsteps):
+                if steps[k, 0] >= 0:
+                    sdisp[steps[k, 0]] = offs[k]
+                if steps[k, 1] >= 0:
+                    rdisp[steps[k, 1]] = offs[k]
+            err |= C.Alltoallv(sa, scount.ctypes.data, sdisp.ctypes.data, dtype, ra,
+                               rcount.ctypes.data, rdisp.ctypes.data, dtype, comm)
+        else:
+            nreq = 0
+            if method != 4:
+                for k in range(nsteps):
+                    if steps[k, 1] >= 0:
+                        err |= C.Irecv(ra + offs[k], length, dtype, steps[k, 1], steps[k, 2],
+                                       comm, requests + nreq * hsize)
+                        nreq += 1
+            for k in range(nsteps):
+                if steps[k, 0] >= 0:
+                    if method == 3:
+                        err |= C.Send(sa + offs[k], length, dtype, steps[k, 0], steps[k, 2],
+                                      comm)
+                    else:
+                        err |= C.Isend(sa + offs[k], length, dtype, steps[k, 0], steps[k, 2],
+                                       comm, requests + nreq * hsize)
+                        nreq += 1
+            if method == 4:
+                for k in range(nsteps):
+                    if steps[k, 1] >= 0:
+                        err |= C.Recv(ra + offs[k], length, dtype, steps[k, 1], steps[k, 2],
+                                      comm, statuses)
+            err |= C.Waitall(nreq, requests, statuses)
+        for k in range(nsteps):
+            if steps[k, 1] >= 0 and (rbuf[offs[k]] != steps[k, 3]
+                                     or rbuf[offs[k] + last] != steps[k, 4]):
+                return C.Wtime() - t0, err, base, k, offs[k]
+    return C.Wtime() - t0, err, base, -1, 0
+
+
+class Loops:
+    """The five methods over cyclic buffers with one global offset (spec §6); the timed loop
+    is :func:`method_loop`."""
 
     def __init__(self, MPI: types.ModuleType, lmax: int, hugepages: bool = False) -> None:
         self.MPI = MPI
@@ -181,133 +265,52 @@ class Loops:
         alloc = aligned if hugepages else malloc_like
         self.sbuf = alloc(self.buflng)
         self.rbuf = alloc(self.buflng)
-        # memoryview slices and item access cost less Python time than numpy's.
-        self.smv = self.sbuf.data
-        self.rmv = self.rbuf.data
         self.base = 0
+        self.byte = capi.handle(MPI.BYTE)
+        self.hsize = capi.handle_size()
         # Test-only hook: rank 0 stamps wrong bytes, so the receivers' check must fire.
         self.corrupt = int(os.environ.get("BEFF_TEST_CORRUPT") == "1"
                            and MPI.COMM_WORLD.Get_rank() == 0)
+        self.prepared: dict[tuple[int, int, int], tuple[Any, ...]] = {}
 
-    def fail(self, off: int, length: int, v1: int, v2: int, where: str) -> None:
-        first, last = self.rmv[off], self.rmv[off + length - 1]
-        rank = self.MPI.COMM_WORLD.Get_rank()
-        raise Mismatch(f"b_eff data check failed on rank {rank}: {where}, offset {off}: "
-                       f"expected first/last byte {v1}/{v2}, got {first}/{last}")
+    def _prepare(self, b: Bound, lindex: int, method: int, length: int) -> tuple[Any, ...]:
+        """The step table, the scratch for requests and statuses, and Alltoallv's vectors."""
+        key = (id(b), lindex, length)
+        if key not in self.prepared:
+            # Per step: dest, source, tag, and the stamps v1 = (tag * length index + 1) & 255,
+            # v2 = (2 v1 - 1) & 255.
+            steps = np.array([(d, s, t, (t * lindex + 1) & 0xFF,
+                               (2 * ((t * lindex + 1) & 0xFF) - 1) & 0xFF)
+                              for d, s, t in b.steps], dtype=np.int64).reshape(-1, 5)
+            if self.corrupt:
+                steps[:, 3] ^= 0x80
+            k = max(1, 2 * len(steps))
+            statuses = np.zeros(k * capi.status_size(), dtype=np.uint8)
+            requests = np.zeros(k * self.hsize, dtype=np.uint8)
+            size = b.comm.Get_size() if b.comm != self.MPI.COMM_NULL else 1
+            scount, rcount = np.zeros(size, np.int32), np.zeros(size, np.int32)
+            scount[steps[steps[:, 0] >= 0, 0]] = length
+            rcount[steps[steps[:, 1] >= 0, 1]] = length
+            self.prepared = {key: (steps, statuses, requests, scount, rcount,
+                                   np.zeros(size, np.int32), np.zeros(size, np.int32))}
+        return self.prepared[key]
 
     def run(self, method: int, b: Bound, length: int, lindex: int, iterations: int,
             pre: int, where: str) -> float:
         """Loop ``pre`` warm-up and ``iterations`` timed iterations; return the timed seconds."""
-        # Per step: dest, source, tag, and the stamps v1 = tag * length index + 1, v2 = 2 v1 - 1.
-        steps = [(d, s, t, (t * lindex + 1) & 0xFF, (2 * ((t * lindex + 1) & 0xFF) - 1) & 0xFF)
-                 for d, s, t in b.steps]
-        if self.corrupt:
-            steps = [(d, s, t, v1 ^ 0x80, v2) for d, s, t, v1, v2 in steps]
-        if method == 0:
-            return self._sendrecv(b.comm, steps, length, iterations, pre, where)
-        return self._posted(method, b.comm, steps, length, iterations, pre, where)
-
-    def _sendrecv(self, comm: Any, steps: list[tuple[int, int, int, int, int]], length: int,
-                  iterations: int, pre: int, where: str) -> float:
-        wtime, BYTE = self.MPI.Wtime, self.MPI.BYTE
-        smv, rmv, buflng = self.smv, self.rmv, self.buflng
-        step = (length + 7) // 8 * 8
-        last = length - 1
-        send, recv, sendrecv = comm.Send, comm.Recv, comm.Sendrecv
-        base = self.base
-        t0 = wtime()
-        for it in range(-pre, iterations):
-            if it == 0:
-                t0 = wtime()
-            for dest, source, tag, v1, v2 in steps:
-                if base + step > buflng:
-                    base = 0
-                o = base
-                base += step
-                if dest >= 0:
-                    smv[o] = v1
-                    smv[o + last] = v2
-                    if source >= 0:
-                        sendrecv([smv[o:o + length], BYTE], dest, tag,
-                                 [rmv[o:o + length], BYTE], source, tag)
-                    else:
-                        send([smv[o:o + length], BYTE], dest, tag)
-                elif source >= 0:
-                    recv([rmv[o:o + length], BYTE], source, tag)
-                if source >= 0 and (rmv[o] != v1 or rmv[o + last] != v2):
-                    self.fail(o, length, v1, v2, where)
-        elapsed = wtime() - t0
-        self.base = base
-        return float(elapsed)
-
-    def _posted(self, method: int, comm: Any, steps: list[tuple[int, int, int, int, int]],
-                length: int, iterations: int, pre: int, where: str) -> float:
-        """Alltoallv (1), Irecv+Isend (2), Irecv+Send (3) or Isend+Recv (4), then Waitall."""
-        MPI = self.MPI
-        wtime, BYTE, waitall = MPI.Wtime, MPI.BYTE, MPI.Request.Waitall
-        smv, rmv, buflng = self.smv, self.rmv, self.buflng
-        step = (length + 7) // 8 * 8
-        last = length - 1
-        isend, irecv, send, recv = comm.Isend, comm.Irecv, comm.Send, comm.Recv
-        if method == 1:
-            size = comm.Get_size()
-            scount, rcount, sdisp, rdisp = (np.zeros(size, dtype=np.int32) for _ in range(4))
-            for dest, source, _, _, _ in steps:
-                if dest >= 0:
-                    scount[dest] = length
-                if source >= 0:
-                    rcount[source] = length
-            smsg = [self.sbuf, (scount, sdisp), BYTE]
-            rmsg = [self.rbuf, (rcount, rdisp), BYTE]
-            alltoallv = comm.Alltoallv
-        base = self.base
-        offs = [0] * len(steps)
-        t0 = wtime()
-        for it in range(-pre, iterations):
-            if it == 0:
-                t0 = wtime()
-            for k, (dest, _, _, v1, v2) in enumerate(steps):
-                if base + step > buflng:
-                    base = 0
-                offs[k] = o = base
-                base += step
-                if dest >= 0:
-                    smv[o] = v1
-                    smv[o + last] = v2
-            if method == 1:
-                for k, (dest, source, _, _, _) in enumerate(steps):
-                    if dest >= 0:
-                        sdisp[dest] = offs[k]
-                    if source >= 0:
-                        rdisp[source] = offs[k]
-                alltoallv(smsg, rmsg)
-            else:
-                reqs = []
-                if method != 4:
-                    for k, (_, source, tag, _, _) in enumerate(steps):
-                        if source >= 0:
-                            o = offs[k]
-                            reqs.append(irecv([rmv[o:o + length], BYTE], source, tag))
-                for k, (dest, _, tag, _, _) in enumerate(steps):
-                    if dest >= 0:
-                        o = offs[k]
-                        if method == 3:
-                            send([smv[o:o + length], BYTE], dest, tag)
-                        else:
-                            reqs.append(isend([smv[o:o + length], BYTE], dest, tag))
-                if method == 4:
-                    for k, (_, source, tag, _, _) in enumerate(steps):
-                        if source >= 0:
-                            o = offs[k]
-                            recv([rmv[o:o + length], BYTE], source, tag)
-                waitall(reqs)
-            for k, (_, source, _, v1, v2) in enumerate(steps):
-                if source >= 0:
-                    o = offs[k]
-                    if rmv[o] != v1 or rmv[o + last] != v2:
-                        self.fail(o, length, v1, v2, where)
-        elapsed = wtime() - t0
-        self.base = base
+        steps, statuses, requests, scount, rcount, sdisp, rdisp = self._prepare(
+            b, lindex, method, length)
+        elapsed, err, self.base, bad, off = method_loop(
+            method, steps, self.sbuf, self.rbuf, self.buflng, length, iterations, pre,
+            self.base, self.byte, capi.handle(b.comm), int(statuses.ctypes.data),
+            int(requests.ctypes.data), self.hsize, scount, rcount, sdisp, rdisp)
+        capi.check(err, where)
+        if bad >= 0:
+            v1, v2 = int(steps[bad, 3]), int(steps[bad, 4])
+            first, last = int(self.rbuf[off]), int(self.rbuf[off + length - 1])
+            rank = self.MPI.COMM_WORLD.Get_rank()
+            raise Mismatch(f"b_eff data check failed on rank {rank}: {where}, offset {off}: "
+                           f"expected first/last byte {v1}/{v2}, got {first}/{last}")
         return float(elapsed)
 
 

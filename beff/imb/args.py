@@ -161,6 +161,7 @@ FLAGS: dict[str, Parser] = {
     "--format": _single("format", _choice("--format", C.FORMATS)),
     "--config": _single("config_file", str),
     "--batches": _single("batches", _int("--batches", 1)),
+    "--backend": _single("backend", _choice("--backend", ("auto", "jit", "python"))),
 }
 SWITCHES: dict[str, dict[str, Any]] = {
     "--check": {"check": True},

@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from beff.core import capi
 from beff.core.buffers import BufferSet, off_cache_slots
 from beff.core.config import RunConfig
 from beff.imb import schedule
-from beff.imb.registry import BenchmarkSpec, Kind
+from beff.imb.registry import BenchmarkSpec, Kind, Runner
 from beff.results.model import OK, OUT_OF_MEM, SKIPPED, TIME_OUT, Measurement
 
 N_BARR = 2
@@ -53,6 +54,49 @@ class Ctx:
     def buffers(self, nbytes: int, fill: int = 0) -> BufferSet:
         """Message buffers honouring ``-off_cache`` (at most n0 slots, as IMB)."""
         return BufferSet(nbytes, self.cfg.off_cache, fill, self.n0)
+
+    def handle(self, obj: Any) -> int:
+        """The C handle of an mpi4py object (communicator, datatype, op) for a compiled loop."""
+        return capi.handle(obj)
+
+    def scratch(self, statuses: int = 1, requests: int = 0) -> tuple[int, int]:
+        """Addresses of room for ``statuses`` MPI_Status and ``requests`` MPI_Request handles.
+
+        The arrays live as long as this context (one message size).
+        """
+        st = np.zeros(max(1, statuses) * capi.status_size(), dtype=np.uint8)
+        rq = np.zeros(max(1, requests) * capi.handle_size(), dtype=np.uint8)
+        self.extra.setdefault("scratch", []).extend((st, rq))
+        return int(st.ctypes.data), int(rq.ctypes.data)
+
+    def timed(self, lf: capi.LoopFunc, *args: Any, tally: Tally | None = None) -> Runner:
+        """``run(n)``: call the compiled loop ``lf(n, *args) -> (seconds, err)``, check err."""
+        where = f"{self.spec.name} (group of {self.size})"
+
+        def run(n: int) -> float:
+            seconds, err = lf(n, *args)
+            capi.check(err, where)
+            if tally is not None:
+                tally.runs.append(n)
+            return float(seconds)
+
+        return run
+
+
+class Tally:
+    """The iteration counts of a kernel's run() calls, for checking after the timed loop."""
+
+    def __init__(self) -> None:
+        self.runs: list[int] = []
+
+    @property
+    def last(self) -> int:
+        """Index of the last call of the last run (the one whose data the check sees)."""
+        return self.runs[-1] - 1 if self.runs else -1
+
+    def uses(self, slot: int, cycle: int) -> int:
+        """How many calls used off-cache slot ``slot`` of a ``cycle``-long cycle, in all runs."""
+        return sum((n - slot + cycle - 1) // cycle for n in self.runs if n > slot)
 
 
 def unit_size(spec: BenchmarkSpec, cfg: RunConfig) -> int:
@@ -268,7 +312,8 @@ class Driver:
             defects=np.sum(all_defects, axis=0) if cfg.check else None,
             needed_gb=need,
             checked=cfg.check,
-            attrs={"description": spec.description, "bytes_counted": spec.bytes_counted},
+            attrs={"description": spec.description, "bytes_counted": spec.bytes_counted,
+                   "backend": capi.active().name},
         )
 
     def _policy(self, spec: BenchmarkSpec) -> str:
@@ -318,45 +363,3 @@ def msgrate_factor(spec: BenchmarkSpec, cfg: RunConfig, np_: int) -> float:
     if spec.kind is not Kind.MSG_RATE:
         return 0.0
     return spec.bw_scale * cfg.window_size * (np_ // 2)
-
-
-def measure_overhead(MPI: types.ModuleType, loops: int = 20000) -> dict[str, float]:
-    """The harness's own cost per call, in seconds, measured at start-up on this rank.
-
-    * ``wtime``: one MPI.Wtime() call;
-    * ``empty_loop``: one iteration of an empty Python for-loop;
-    * ``persistent_proc_null``: Start+Wait of a persistent send to MPI.PROC_NULL;
-    * ``send_proc_null``: a blocking Send to MPI.PROC_NULL.
-    """
-    wtime = MPI.Wtime
-    buf = np.zeros(1, dtype=np.uint8)
-    out: dict[str, float] = {}
-    t0 = wtime()
-    for _ in range(loops):
-        wtime()
-    out["wtime"] = (wtime() - t0) / loops
-    t0 = wtime()
-    for _ in range(loops):
-        pass
-    out["empty_loop"] = (wtime() - t0) / loops
-    req = MPI.COMM_SELF.Send_init(buf, MPI.PROC_NULL, 0)
-    start, wait = req.Start, req.Wait
-    t0 = wtime()
-    for _ in range(loops):
-        start()
-        wait()
-    out["persistent_proc_null"] = (wtime() - t0) / loops
-    req.Free()
-    send = MPI.COMM_SELF.Send
-    t0 = wtime()
-    for _ in range(loops):
-        send(buf, MPI.PROC_NULL, 0)
-    out["send_proc_null"] = (wtime() - t0) / loops
-    out["wtick"] = float(MPI.Wtick())
-    return out
-
-
-def overhead_summary(per_rank: Sequence[dict[str, float]]) -> dict[str, float]:
-    """Median over ranks of each overhead figure."""
-    keys = per_rank[0].keys()
-    return {k: float(np.median([d[k] for d in per_rank])) for k in keys}

@@ -12,14 +12,14 @@ from typing import Any
 
 from rich.console import Console
 
+from beff.core import capi, runtime
 from beff.core import mpi as _mpi
-from beff.core import runtime
 from beff.core.config import RunConfig, build_config, check_output_path, load_toml
 from beff.core.errors import UsageError
 from beff.core.metadata import collect_rank, placement, run_attrs
 from beff.core.progress import make_progress
 from beff.imb import args as imb_args
-from beff.imb.driver import Driver, counts_for, measure_overhead, overhead_summary, sizes_for
+from beff.imb.driver import Driver, counts_for, sizes_for
 from beff.imb.registry import resolve
 from beff.imb.schedule import read_msglen_file
 from beff.render import imb as report
@@ -111,16 +111,16 @@ def run(MPI: types.ModuleType, prep: Prepared) -> None:
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
     specs = resolve(cfg.suite, cfg.benchmarks, cfg.include, cfg.exclude)
-    overheads = world.gather(measure_overhead(MPI), root=0)
+    overhead, backend_warning = capi.start(cfg.backend)
     ranks = world.gather(collect_rank(MPI), root=0)
     if rank != 0:
         Driver(MPI, cfg).run_all(specs, lambda m: None)
         return
-    assert ranks is not None and overheads is not None
+    assert ranks is not None and overhead is not None
     where = placement(ranks)
     attrs = run_attrs(MPI, cfg.argv)
     attrs.update(config=_config_dict(cfg), config_sources=cfg.sources, placement=where,
-                 overhead=overhead_summary(overheads), benchmarks=prep.names, suite=cfg.suite,
+                 overhead=overhead, benchmarks=prep.names, suite=cfg.suite,
                  checked=cfg.check, oversubscribed=where["oversubscribed"])
     out = ResultFile(cfg.output or default_output())
     out.create(attrs, ranks)
@@ -132,7 +132,7 @@ def run(MPI: types.ModuleType, prep: Prepared) -> None:
         sys.stdout.write(report.imb_header(attrs, prep.names))
     elif fmt == "csv":
         sys.stdout.write(report.csv_text([], header=True))
-    early = report.warnings_for(attrs)
+    early = ([backend_warning] if backend_warning else []) + report.warnings_for(attrs)
     for w in early:
         stderr.print(f"[bold yellow]warning:[/bold yellow] {w}")
     total = sum(len(sizes_for(s, cfg)) * len(counts_for(s, cfg, world.Get_size()))

@@ -7,8 +7,7 @@ import pytest
 
 from beff.core.config import RunConfig
 from beff.imb import check
-from beff.imb.driver import buffer_bytes, sizes_for
-from beff.imb.mpi1.coll import Tally, _calls, _cycle
+from beff.imb.driver import Tally, buffer_bytes, sizes_for
 from beff.imb.registry import Kind, load_suite, resolve
 
 # IMB 2021.11 `IMB-MPI1 -list`: the default benchmarks in run order.
@@ -90,14 +89,6 @@ def test_reduction_sizes_are_multiples_of_the_reduction_type() -> None:
     dbl = RunConfig(msglog_min=0, msglog_max=5, red_data_type="double", data_type="int")
     assert sizes_for(table["allreduce"], dbl) == [0, 8, 16, 32]
     assert sizes_for(table["gather"], dbl) == [0, 4, 8, 16, 32]
-
-
-def test_off_cache_call_cycle() -> None:
-    # Send and receive slots cycle separately, as in IMB: lcm of both cycle lengths.
-    assert _cycle(1) == 1 and _cycle(20, 7) == 140 and _cycle(4, 6) == 12
-    assert _cycle(1000, 999) == 1000  # too long: both advance modulo the longer cycle
-    calls = _calls(lambda *a: a, ["s0", "s1"], ["r0", "r1", "r2"], extra=("op",))
-    assert [c() for c in calls] == [(f"s{j % 2}", f"r{j % 3}", "op") for j in range(6)]
 
 
 def test_tally_counts_slot_uses() -> None:

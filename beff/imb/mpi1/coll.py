@@ -1,14 +1,15 @@
 """IMB-MPI1 collective benchmarks, in IMB 2021.11's default run order.
 
-Timing follows IMB: every call is timed on its own (MPI.Wtime before and after it) and the
-times are summed; with ``-sync on`` (the default) an untimed MPI_Barrier separates the calls.
+Timing follows IMB: every call is timed on its own (MPI_Wtime before and after it) and the
+times are summed; with ``-sync on`` (the default) an untimed MPI_Barrier follows each call.
 The reported time per rank is sum / n; t_min, t_max and t_avg are taken over the ranks.
 Barrier is the exception: its n calls are timed as one loop, with no barrier in between.
+The loops are compiled (:mod:`beff.core.capi`); under ``-off_cache`` the send and receive
+addresses step through their slots (call i uses slot i mod count), each buffer on its own.
 
 Data movement uses ``-data_type`` (MPI_BYTE by default), reductions ``-red_data_type``
 (MPI_FLOAT by default) with MPI_SUM; element counts are X / type size (the sizes are already
-multiples of it). Buffers are uint8 numpy arrays passed as ``[buffer, count, datatype]`` specs,
-built once per message size together with every count and displacement list.
+multiples of it). Count and displacement vectors are int32 arrays built once per size.
 
 Rooted benchmarks (``rooted=True``, IMB's HAS_ROOT) start every batch of calls (every
 ``run(n)``) with root 0; after each call root = (root + shift) % NP, with shift 1 under
@@ -19,21 +20,21 @@ but times a size in one call where beff times it in several batches (``--batches
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import numpy as np
 
 from beff.core.buffers import BufferSet
+from beff.core.capi import barrier_loop, loop
 from beff.imb import check
-from beff.imb.driver import Ctx
+from beff.imb.driver import Ctx, Tally
 from beff.imb.registry import Kind, Runner, benchmark
 
 SUITE = "mpi1"
+C: Any = None  # the C bindings, substituted by the backend
 
 # The names -data_type/-red_data_type accept, as MPI datatype names and numpy dtypes.
 MPI_TYPE_NAMES = {"byte": "BYTE", "char": "CHAR", "int": "INT", "float": "FLOAT",
@@ -42,11 +43,62 @@ NUMPY_TYPES: dict[str, np.dtype[Any]] = {
     "byte": np.dtype(np.uint8), "char": np.dtype(np.int8), "int": np.dtype(np.int32),
     "float": np.dtype(np.float32), "double": np.dtype(np.float64),
 }
-# Off-cache slot cycles of the send and receive buffers are combined exactly (lcm) up to this
-# many precomputed calls; beyond it they advance together modulo the larger cycle.
-MAX_CALL_CYCLE = 4096
 
-Spec = list[Any]
+# Which MPI call a collective loop makes (one compiled loop serves every benchmark).
+(ALLREDUCE, REDUCE, REDUCE_LOCAL, REDUCE_SCATTER, REDUCE_SCATTER_BLOCK, ALLGATHER, ALLGATHERV,
+ GATHER, GATHERV, SCATTER, SCATTERV, ALLTOALL, ALLTOALLV, BCAST) = range(14)
+
+
+@loop
+def collective_loop(n: int, call: int, sb: int, sn: int, ss: int, rb: int, rn: int, rs: int,
+                    scount: int, rcount: int, counts: int, displs: int, dtype: int, op: int,
+                    comm: int, nprocs: int, me: int, shift: int,
+                    sync: int) -> tuple[float, int]:
+    """Time each call on its own; an untimed MPI_Barrier follows it when ``sync``.
+
+    The root (rooted calls) starts at 0 and moves by ``shift`` after each call. Bcast sends
+    from the send buffer on the root and receives into the receive buffer elsewhere.
+    """
+    err = 0
+    acc = 0.0
+    root = 0
+    for i in range(n):
+        s = sb + (i % sn) * ss
+        r = rb + (i % rn) * rs
+        t1 = C.Wtime()
+        if call == ALLREDUCE:
+            err |= C.Allreduce(s, r, scount, dtype, op, comm)
+        elif call == REDUCE:
+            err |= C.Reduce(s, r, scount, dtype, op, root, comm)
+        elif call == REDUCE_LOCAL:
+            err |= C.Reduce_local(s, r, scount, dtype, op)
+        elif call == REDUCE_SCATTER:
+            err |= C.Reduce_scatter(s, r, counts, dtype, op, comm)
+        elif call == REDUCE_SCATTER_BLOCK:
+            err |= C.Reduce_scatter_block(s, r, rcount, dtype, op, comm)
+        elif call == ALLGATHER:
+            err |= C.Allgather(s, scount, dtype, r, rcount, dtype, comm)
+        elif call == ALLGATHERV:
+            err |= C.Allgatherv(s, scount, dtype, r, counts, displs, dtype, comm)
+        elif call == GATHER:
+            err |= C.Gather(s, scount, dtype, r, rcount, dtype, root, comm)
+        elif call == GATHERV:
+            err |= C.Gatherv(s, scount, dtype, r, counts, displs, dtype, root, comm)
+        elif call == SCATTER:
+            err |= C.Scatter(s, scount, dtype, r, rcount, dtype, root, comm)
+        elif call == SCATTERV:
+            err |= C.Scatterv(s, counts, displs, dtype, r, rcount, dtype, root, comm)
+        elif call == ALLTOALL:
+            err |= C.Alltoall(s, scount, dtype, r, rcount, dtype, comm)
+        elif call == ALLTOALLV:
+            err |= C.Alltoallv(s, counts, displs, dtype, r, counts, displs, dtype, comm)
+        else:
+            err |= C.Bcast(s if root == me else r, scount, dtype, root, comm)
+        acc += C.Wtime() - t1
+        if sync:
+            err |= C.Barrier(comm)
+        root = (root + shift) % nprocs
+    return acc, err
 
 
 @dataclass(frozen=True)
@@ -64,106 +116,20 @@ def _dtype(ctx: Ctx, reduction: bool) -> DType:
     return DType(getattr(ctx.MPI, MPI_TYPE_NAMES[name]), np_type, np_type.itemsize)
 
 
-def _specs(bufs: BufferSet, count: Any, dtype: DType) -> list[Spec]:
-    """One ``[view, count, datatype]`` buffer spec per off-cache slot."""
-    return [[view, count, dtype.mpi] for view in bufs.views]
-
-
-def _cycle(*lengths: int) -> int:
-    """How many distinct per-iteration calls the off-cache slot cycles need."""
-    k = math.lcm(*lengths)
-    return k if k <= MAX_CALL_CYCLE else max(lengths)
-
-
-def _calls(fn: Callable[..., Any], *per_slot: Sequence[Any], extra: tuple[Any, ...] = ()
-           ) -> list[Callable[..., Any]]:
-    """Pre-bound calls ``fn(slot args..., *extra)``, one per step of the off-cache cycle.
-
-    Each argument list cycles on its own, as IMB steps send and receive buffers separately.
-    """
-    k = _cycle(*(len(a) for a in per_slot))
-    return [partial(fn, *(a[j % len(a)] for a in per_slot), *extra) for j in range(k)]
-
-
-class Tally:
-    """The iteration counts of a kernel's run() calls, for checking after the timed loop."""
-
-    def __init__(self) -> None:
-        self.runs: list[int] = []
-
-    @property
-    def last(self) -> int:
-        """Index of the last call of the last run (the one whose data the check sees)."""
-        return self.runs[-1] - 1 if self.runs else -1
-
-    def uses(self, slot: int, cycle: int) -> int:
-        """How many calls used off-cache slot ``slot`` of a ``cycle``-long cycle, in all runs."""
-        return sum((n - slot + cycle - 1) // cycle for n in self.runs if n > slot)
-
-
-def _loop(ctx: Ctx, calls: Sequence[Callable[[], Any]], tally: Tally) -> Runner:
-    """Time each call separately; an untimed barrier follows each call under ``-sync on``."""
-    wtime, barrier, sync = ctx.MPI.Wtime, ctx.comm.Barrier, ctx.cfg.sync
-    k = len(calls)
-    if k == 1:
-        call = calls[0]
-
-        def run(n: int) -> float:
-            acc = 0.0
-            for _ in range(n):
-                t1 = wtime()
-                call()
-                acc += wtime() - t1
-                if sync:
-                    barrier()
-            tally.runs.append(n)
-            return acc
-
-    else:
-
-        def run(n: int) -> float:
-            acc = 0.0
-            for i in range(n):
-                call = calls[i % k]
-                t1 = wtime()
-                call()
-                acc += wtime() - t1
-                if sync:
-                    barrier()
-            tally.runs.append(n)
-            return acc
-
-    return run
-
-
-def _rooted_loop(ctx: Ctx, calls: Sequence[Callable[[int], Any]], tally: Tally,
-                 own: Sequence[Callable[[int], Any]] | None = None) -> Runner:
-    """As :func:`_loop`, passing the root; ``own`` are the calls used while this rank is root.
-
-    The root restarts at 0 in every run() and moves by ``-root_shift`` (0 or 1) per call.
-    """
-    wtime, barrier, sync = ctx.MPI.Wtime, ctx.comm.Barrier, ctx.cfg.sync
-    me, nprocs = ctx.rank, ctx.size
+def _run(ctx: Ctx, call: int, sb: BufferSet, rb: BufferSet, t: DType, cnt: int,
+         tally: Tally) -> Runner:
+    """``run(n)`` of :func:`collective_loop` for ``call`` with ``cnt`` elements per block;
+    vector calls get equal blocks (counts[i] = cnt, displs[i] = i * cnt) for every rank."""
+    nprocs = ctx.size
+    counts = np.full(nprocs, cnt, dtype=np.int32)
+    displs = (np.arange(nprocs, dtype=np.int64) * cnt).astype(np.int32)
+    ctx.extra["vectors"] = (counts, displs)  # alive as long as the loop runs
     shift = 1 if ctx.cfg.root_shift else 0
-    others = calls
-    mine = calls if own is None else own
-    k = len(calls)
-
-    def run(n: int) -> float:
-        acc = 0.0
-        root = 0
-        for i in range(n):
-            call = (mine if root == me else others)[i % k]
-            t1 = wtime()
-            call(root)
-            acc += wtime() - t1
-            if sync:
-                barrier()
-            root = (root + shift) % nprocs
-        tally.runs.append(n)
-        return acc
-
-    return run
+    op = ctx.handle(ctx.MPI.SUM)
+    return ctx.timed(collective_loop, call, *sb.slots, *rb.slots, cnt, cnt,
+                     int(counts.ctypes.data), int(displs.ctypes.data), ctx.handle(t.mpi), op,
+                     ctx.handle(ctx.comm), nprocs, ctx.rank, shift, int(ctx.cfg.sync),
+                     tally=tally)
 
 
 def _last_root(ctx: Ctx, tally: Tally) -> int:
@@ -171,12 +137,7 @@ def _last_root(ctx: Ctx, tally: Tally) -> int:
     return tally.last % ctx.size if ctx.cfg.root_shift else 0
 
 
-def _slot(bufs: BufferSet, cycle: int, tally: Tally) -> np.ndarray:
-    """The view of ``bufs`` that the last call of the last run used."""
-    return bufs[(tally.last % cycle) % bufs.count]
-
-
-def _portions(senders: Sequence[int], nbytes: int, total: int, at: int) -> np.ndarray:
+def _portions(senders: Any, nbytes: int, total: int, at: int) -> np.ndarray:
     """Concatenation of each sender's check pattern (``total`` bytes) at bytes [at, at+X)."""
     return np.concatenate([check.pattern(p, total)[at : at + nbytes] for p in senders])
 
@@ -194,12 +155,10 @@ def allreduce(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     cnt = nbytes // t.size
     sb, rb = ctx.buffers(nbytes), ctx.buffers(nbytes)
     check.fill_reduction(ctx, sb, t.numpy)
-    calls = _calls(ctx.comm.Allreduce, _specs(sb, cnt, t), _specs(rb, cnt, t),
-                   extra=(ctx.MPI.SUM,))
     tally = Tally()
-    yield _loop(ctx, calls, tally)
+    yield _run(ctx, ALLREDUCE, sb, rb, t, cnt, tally)
     if ctx.cfg.check and cnt:
-        got = _slot(rb, len(calls), tally)
+        got = rb[tally.last]
         check.expect_elements(ctx, got, check.red_sum(ctx.size, cnt, t.numpy))
 
 
@@ -216,12 +175,10 @@ def reduce(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     cnt = nbytes // t.size
     sb, rb = ctx.buffers(nbytes), ctx.buffers(nbytes)
     check.fill_reduction(ctx, sb, t.numpy)
-    calls = _calls(ctx.comm.Reduce, _specs(sb, cnt, t), _specs(rb, cnt, t),
-                   extra=(ctx.MPI.SUM,))
     tally = Tally()
-    yield _rooted_loop(ctx, calls, tally)
+    yield _run(ctx, REDUCE, sb, rb, t, cnt, tally)
     if ctx.cfg.check and cnt and _last_root(ctx, tally) == ctx.rank:
-        got = _slot(rb, len(calls), tally)
+        got = rb[tally.last]
         check.expect_elements(ctx, got, check.red_sum(ctx.size, cnt, t.numpy))
 
 
@@ -239,15 +196,13 @@ def reduce_local(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     cnt = nbytes // t.size
     sb, rb = ctx.buffers(nbytes), ctx.buffers(nbytes)
     check.fill_reduction(ctx, sb, t.numpy)
-    calls = _calls(ctx.MPI.SUM.Reduce_local, _specs(sb, cnt, t), _specs(rb, cnt, t))
     tally = Tally()
-    yield _loop(ctx, calls, tally)
+    yield _run(ctx, REDUCE_LOCAL, sb, rb, t, cnt, tally)
     if ctx.cfg.check and cnt:
-        cycle = len(calls)
         mine = check.red_pattern(ctx.rank, cnt, t.numpy).astype(np.int64)
         for j in range(rb.count):
             # The inout buffer keeps accumulating (as in IMB): slot j holds uses * input.
-            uses = sum(tally.uses(c, cycle) for c in range(j, cycle, rb.count))
+            uses = tally.uses(j, rb.count)
             check.expect_elements(ctx, rb[j], (mine * uses).astype(t.numpy))
 
 
@@ -266,15 +221,12 @@ def reduce_scatter(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     cnt, nprocs = nbytes // t.size, ctx.size
     sb, rb = ctx.buffers(nprocs * nbytes), ctx.buffers(nbytes)
     check.fill_reduction(ctx, sb, t.numpy)
-    recvcounts = (cnt,) * nprocs
-    calls = _calls(ctx.comm.Reduce_scatter, _specs(sb, nprocs * cnt, t), _specs(rb, cnt, t),
-                   extra=(recvcounts, ctx.MPI.SUM))
     tally = Tally()
-    yield _loop(ctx, calls, tally)
+    yield _run(ctx, REDUCE_SCATTER, sb, rb, t, cnt, tally)
     if ctx.cfg.check and cnt:
         total = check.red_sum(nprocs, nprocs * cnt, t.numpy)
         mine = total[ctx.rank * cnt : (ctx.rank + 1) * cnt]
-        check.expect_elements(ctx, _slot(rb, len(calls), tally), mine)
+        check.expect_elements(ctx, rb[tally.last], mine)
 
 
 @benchmark("Reduce_scatter_block", suite=SUITE, kind=Kind.COLLECTIVE, reduction=True,
@@ -291,14 +243,12 @@ def reduce_scatter_block(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     sb, rb = ctx.buffers(nprocs * nbytes), ctx.buffers(nbytes)
     check.fill_reduction(ctx, sb, t.numpy)
     # mpi4py reads the send spec's count per block, as for Scatter.
-    calls = _calls(ctx.comm.Reduce_scatter_block, _specs(sb, cnt, t), _specs(rb, cnt, t),
-                   extra=(ctx.MPI.SUM,))
     tally = Tally()
-    yield _loop(ctx, calls, tally)
+    yield _run(ctx, REDUCE_SCATTER_BLOCK, sb, rb, t, cnt, tally)
     if ctx.cfg.check and cnt:
         total = check.red_sum(nprocs, nprocs * cnt, t.numpy)
         mine = total[ctx.rank * cnt : (ctx.rank + 1) * cnt]
-        check.expect_elements(ctx, _slot(rb, len(calls), tally), mine)
+        check.expect_elements(ctx, rb[tally.last], mine)
 
 
 # ----------------------------------------------------------------------------- gathers
@@ -314,11 +264,10 @@ def allgather(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     cnt, nprocs = nbytes // t.size, ctx.size
     sb, rb = ctx.buffers(nbytes), ctx.buffers(nprocs * nbytes)
     check.fill_send(ctx, sb)
-    calls = _calls(ctx.comm.Allgather, _specs(sb, cnt, t), _specs(rb, cnt, t))
     tally = Tally()
-    yield _loop(ctx, calls, tally)
+    yield _run(ctx, ALLGATHER, sb, rb, t, cnt, tally)
     if ctx.cfg.check and nbytes:
-        check.expect_bytes(ctx, _slot(rb, len(calls), tally),
+        check.expect_bytes(ctx, rb[tally.last],
                            _portions(range(nprocs), nbytes, nbytes, 0))
 
 
@@ -335,12 +284,10 @@ def allgatherv(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     cnt, nprocs = nbytes // t.size, ctx.size
     sb, rb = ctx.buffers(nbytes), ctx.buffers(nprocs * nbytes)
     check.fill_send(ctx, sb)
-    layout = ((cnt,) * nprocs, tuple(i * cnt for i in range(nprocs)))
-    calls = _calls(ctx.comm.Allgatherv, _specs(sb, cnt, t), _specs(rb, layout, t))
     tally = Tally()
-    yield _loop(ctx, calls, tally)
+    yield _run(ctx, ALLGATHERV, sb, rb, t, cnt, tally)
     if ctx.cfg.check and nbytes:
-        check.expect_bytes(ctx, _slot(rb, len(calls), tally),
+        check.expect_bytes(ctx, rb[tally.last],
                            _portions(range(nprocs), nbytes, nbytes, 0))
 
 
@@ -357,11 +304,10 @@ def gather(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     cnt, nprocs = nbytes // t.size, ctx.size
     sb, rb = ctx.buffers(nbytes), ctx.buffers(nprocs * nbytes)
     check.fill_send(ctx, sb)
-    calls = _calls(ctx.comm.Gather, _specs(sb, cnt, t), _specs(rb, cnt, t))
     tally = Tally()
-    yield _rooted_loop(ctx, calls, tally)
+    yield _run(ctx, GATHER, sb, rb, t, cnt, tally)
     if ctx.cfg.check and nbytes and _last_root(ctx, tally) == ctx.rank:
-        check.expect_bytes(ctx, _slot(rb, len(calls), tally),
+        check.expect_bytes(ctx, rb[tally.last],
                            _portions(range(nprocs), nbytes, nbytes, 0))
 
 
@@ -378,12 +324,10 @@ def gatherv(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     cnt, nprocs = nbytes // t.size, ctx.size
     sb, rb = ctx.buffers(nbytes), ctx.buffers(nprocs * nbytes)
     check.fill_send(ctx, sb)
-    layout = ((cnt,) * nprocs, tuple(i * cnt for i in range(nprocs)))
-    calls = _calls(ctx.comm.Gatherv, _specs(sb, cnt, t), _specs(rb, layout, t))
     tally = Tally()
-    yield _rooted_loop(ctx, calls, tally)
+    yield _run(ctx, GATHERV, sb, rb, t, cnt, tally)
     if ctx.cfg.check and nbytes and _last_root(ctx, tally) == ctx.rank:
-        check.expect_bytes(ctx, _slot(rb, len(calls), tally),
+        check.expect_bytes(ctx, rb[tally.last],
                            _portions(range(nprocs), nbytes, nbytes, 0))
 
 
@@ -401,12 +345,11 @@ def scatter(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     cnt, nprocs = nbytes // t.size, ctx.size
     sb, rb = ctx.buffers(nprocs * nbytes), ctx.buffers(nbytes)
     check.fill_send(ctx, sb)
-    calls = _calls(ctx.comm.Scatter, _specs(sb, cnt, t), _specs(rb, cnt, t))
     tally = Tally()
-    yield _rooted_loop(ctx, calls, tally)
+    yield _run(ctx, SCATTER, sb, rb, t, cnt, tally)
     if ctx.cfg.check and nbytes:
         root = _last_root(ctx, tally)
-        check.expect_bytes(ctx, _slot(rb, len(calls), tally),
+        check.expect_bytes(ctx, rb[tally.last],
                            _portions([root], nbytes, nprocs * nbytes, ctx.rank * nbytes))
 
 
@@ -423,13 +366,11 @@ def scatterv(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     cnt, nprocs = nbytes // t.size, ctx.size
     sb, rb = ctx.buffers(nprocs * nbytes), ctx.buffers(nbytes)
     check.fill_send(ctx, sb)
-    layout = ((cnt,) * nprocs, tuple(i * cnt for i in range(nprocs)))
-    calls = _calls(ctx.comm.Scatterv, _specs(sb, layout, t), _specs(rb, cnt, t))
     tally = Tally()
-    yield _rooted_loop(ctx, calls, tally)
+    yield _run(ctx, SCATTERV, sb, rb, t, cnt, tally)
     if ctx.cfg.check and nbytes:
         root = _last_root(ctx, tally)
-        check.expect_bytes(ctx, _slot(rb, len(calls), tally),
+        check.expect_bytes(ctx, rb[tally.last],
                            _portions([root], nbytes, nprocs * nbytes, ctx.rank * nbytes))
 
 
@@ -446,11 +387,10 @@ def alltoall(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     cnt, nprocs = nbytes // t.size, ctx.size
     sb, rb = ctx.buffers(nprocs * nbytes), ctx.buffers(nprocs * nbytes)
     check.fill_send(ctx, sb)
-    calls = _calls(ctx.comm.Alltoall, _specs(sb, cnt, t), _specs(rb, cnt, t))
     tally = Tally()
-    yield _loop(ctx, calls, tally)
+    yield _run(ctx, ALLTOALL, sb, rb, t, cnt, tally)
     if ctx.cfg.check and nbytes:
-        check.expect_bytes(ctx, _slot(rb, len(calls), tally),
+        check.expect_bytes(ctx, rb[tally.last],
                            _portions(range(nprocs), nbytes, nprocs * nbytes, ctx.rank * nbytes))
 
 
@@ -466,12 +406,10 @@ def alltoallv(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     cnt, nprocs = nbytes // t.size, ctx.size
     sb, rb = ctx.buffers(nprocs * nbytes), ctx.buffers(nprocs * nbytes)
     check.fill_send(ctx, sb)
-    layout = ((cnt,) * nprocs, tuple(i * cnt for i in range(nprocs)))
-    calls = _calls(ctx.comm.Alltoallv, _specs(sb, layout, t), _specs(rb, layout, t))
     tally = Tally()
-    yield _loop(ctx, calls, tally)
+    yield _run(ctx, ALLTOALLV, sb, rb, t, cnt, tally)
     if ctx.cfg.check and nbytes:
-        check.expect_bytes(ctx, _slot(rb, len(calls), tally),
+        check.expect_bytes(ctx, rb[tally.last],
                            _portions(range(nprocs), nbytes, nprocs * nbytes, ctx.rank * nbytes))
 
 
@@ -490,13 +428,11 @@ def bcast(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     cnt = nbytes // t.size
     sb, rb = ctx.buffers(nbytes), ctx.buffers(nbytes)
     check.fill_send(ctx, sb)
-    own = _calls(ctx.comm.Bcast, _specs(sb, cnt, t))
-    calls = _calls(ctx.comm.Bcast, _specs(rb, cnt, t))
     tally = Tally()
-    yield _rooted_loop(ctx, calls, tally, own=own)
+    yield _run(ctx, BCAST, sb, rb, t, cnt, tally)
     root = _last_root(ctx, tally)
     if ctx.cfg.check and nbytes and root != ctx.rank:
-        check.expect_bytes(ctx, _slot(rb, len(calls), tally), check.pattern(root, nbytes))
+        check.expect_bytes(ctx, rb[tally.last], check.pattern(root, nbytes))
 
 
 @benchmark("Barrier", suite=SUITE, kind=Kind.SYNC, sendbuf=0.0, recvbuf=0.0,
@@ -507,12 +443,4 @@ def barrier(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
 
     Timed: the whole loop of n MPI_Barrier calls (no extra barrier between them); t = loop / n.
     """
-    wtime, call = ctx.MPI.Wtime, ctx.comm.Barrier
-
-    def run(n: int) -> float:
-        t0 = wtime()
-        for _ in range(n):
-            call()
-        return float(wtime() - t0)
-
-    yield run
+    yield ctx.timed(barrier_loop, ctx.handle(ctx.comm))

@@ -1,22 +1,121 @@
 """IMB-MPI1 point-to-point benchmarks.
 
-Timing loops use persistent requests (Send_init/Recv_init with Start/Wait bound to locals) and
-read MPI.Wtime only around a whole batch of iterations. With ``-off_cache`` the buffer address
-changes every iteration, so those loops fall back to plain blocking calls on precomputed views.
+Each timed loop is compiled (:mod:`beff.core.capi`) and makes IMB 2021.11's C calls: blocking
+MPI_Send/MPI_Recv for PingPong, MPI_Isend + MPI_Recv + MPI_Wait for PingPing, and so on, with
+MPI_Wtime read once before and once after the whole loop. Under ``-off_cache`` the send and
+receive addresses step through their slots (slot i mod count), each buffer on its own, as in
+IMB. Data move as MPI_BYTE.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from beff.core import capi
+from beff.core.capi import loop
 from beff.imb.check import expected_bytes, fill_send
 from beff.imb.driver import Ctx
 from beff.imb.registry import Kind, Runner, benchmark
 
 TAG = 1
 SUITE = "mpi1"
+C: Any = None  # the C bindings, substituted by the backend
+
+
+@loop
+def pingpong_loop(n: int, first: int, sb: int, sn: int, ss: int, rb: int, rn: int, rs: int,
+                  count: int, dtype: int, peer: int, src: int, rtag: int, comm: int,
+                  status: int) -> tuple[float, int]:
+    """Rank 0: Send then Recv; rank 1: Recv then Send; the whole loop timed."""
+    err = 0
+    t0 = C.Wtime()
+    for i in range(n):
+        s = sb + (i % sn) * ss
+        r = rb + (i % rn) * rs
+        if first:
+            err |= C.Send(s, count, dtype, peer, 1, comm)
+            err |= C.Recv(r, count, dtype, src, rtag, comm, status)
+        else:
+            err |= C.Recv(r, count, dtype, src, rtag, comm, status)
+            err |= C.Send(s, count, dtype, peer, 1, comm)
+    return C.Wtime() - t0, err
+
+
+@loop
+def pingping_loop(n: int, sb: int, sn: int, ss: int, rb: int, rn: int, rs: int, count: int,
+                  dtype: int, peer: int, src: int, rtag: int, comm: int, status: int,
+                  request: int) -> tuple[float, int]:
+    """Isend to the partner, Recv from it, Wait for the Isend; the whole loop timed."""
+    err = 0
+    t0 = C.Wtime()
+    for i in range(n):
+        err |= C.Isend(sb + (i % sn) * ss, count, dtype, peer, 1, comm, request)
+        err |= C.Recv(rb + (i % rn) * rs, count, dtype, src, rtag, comm, status)
+        err |= C.Wait(request, status)
+    return C.Wtime() - t0, err
+
+
+@loop
+def sendrecv_loop(n: int, sb: int, sn: int, ss: int, rb: int, rn: int, rs: int, count: int,
+                  dtype: int, right: int, left: int, comm: int,
+                  status: int) -> tuple[float, int]:
+    """MPI_Sendrecv to the right, from the left; the whole loop timed."""
+    err = 0
+    t0 = C.Wtime()
+    for i in range(n):
+        err |= C.Sendrecv(sb + (i % sn) * ss, count, dtype, right, 1,
+                          rb + (i % rn) * rs, count, dtype, left, 1, comm, status)
+    return C.Wtime() - t0, err
+
+
+@loop
+def exchange_loop(n: int, s_right: int, s_left: int, sn: int, ss: int, r_left: int,
+                  r_right: int, rn: int, rs: int, count: int, dtype: int, right: int,
+                  left: int, comm: int, statuses: int, requests: int,
+                  hsize: int) -> tuple[float, int]:
+    """Isend right and left, Recv from left and right, Waitall; the whole loop timed."""
+    err = 0
+    t0 = C.Wtime()
+    for i in range(n):
+        so = (i % sn) * ss
+        ro = (i % rn) * rs
+        err |= C.Isend(s_right + so, count, dtype, right, 1, comm, requests)
+        err |= C.Isend(s_left + so, count, dtype, left, 1, comm, requests + hsize)
+        err |= C.Recv(r_left + ro, count, dtype, left, 1, comm, statuses)
+        err |= C.Recv(r_right + ro, count, dtype, right, 1, comm, statuses)
+        err |= C.Waitall(2, requests, statuses)
+    return C.Wtime() - t0, err
+
+
+@loop
+def window_loop(n: int, sends: int, recvs: int, window: int, sb: int, sn: int, ss: int,
+                rb: int, rn: int, rs: int, count: int, dtype: int, peer: int, ack: int,
+                ack_buf: int, comm: int, statuses: int, requests: int,
+                hsize: int) -> tuple[float, int]:
+    """A window of Isends and/or Irecvs, Waitall, then an optional zero-byte acknowledgement
+    (ack > 0: receive it, ack < 0: send it); the whole loop timed."""
+    err = 0
+    t0 = C.Wtime()
+    for i in range(n):
+        k = 0
+        if sends:
+            for w in range(window):
+                err |= C.Isend(sb + ((i + w) % sn) * ss, count, dtype, peer, 1, comm,
+                               requests + k * hsize)
+                k += 1
+        if recvs:
+            for w in range(window):
+                err |= C.Irecv(rb + ((i + w) % rn) * rs, count, dtype, peer, 1, comm,
+                               requests + k * hsize)
+                k += 1
+        err |= C.Waitall(k, requests, statuses)
+        if ack > 0:
+            err |= C.Recv(ack_buf, 0, dtype, peer, 2, comm, statuses)
+        elif ack < 0:
+            err |= C.Send(ack_buf, 0, dtype, peer, 2, comm)
+    return C.Wtime() - t0, err
 
 
 def _peer(ctx: Ctx) -> int:
@@ -24,114 +123,31 @@ def _peer(ctx: Ctx) -> int:
     return 1 - ctx.rank
 
 
-def _source(ctx: Ctx, peer: int, any_source: bool) -> int:
-    return int(ctx.MPI.ANY_SOURCE) if any_source else peer
-
-
-def _free(requests: list[Any]) -> None:
-    for r in requests:
-        r.Free()
+def _pair(ctx: Ctx, nbytes: int, any_source: bool) -> tuple[Any, ...]:
+    """Buffers and the (source, tag) a PingPong/PingPing rank receives with."""
+    MPI = ctx.MPI
+    peer = _peer(ctx)
+    src = int(MPI.ANY_SOURCE) if any_source else peer
+    rtag = int(MPI.ANY_TAG) if any_source else TAG
+    sbufs, rbufs = ctx.buffers(nbytes), ctx.buffers(nbytes)
+    fill_send(ctx, sbufs)
+    return peer, src, rtag, sbufs, rbufs
 
 
 def _pingpong(ctx: Ctx, nbytes: int, any_source: bool) -> Iterator[Runner]:
-    MPI, comm = ctx.MPI, ctx.comm
-    peer = _peer(ctx)
-    src = _source(ctx, peer, any_source)
-    rtag = MPI.ANY_TAG if any_source else TAG
-    sbufs, rbufs = ctx.buffers(nbytes), ctx.buffers(nbytes)
-    fill_send(ctx, sbufs)
-    wtime = MPI.Wtime
-    if sbufs.cycling:
-        send, recv = comm.Send, comm.Recv
-        sv, rv, count = sbufs.views, rbufs.views, sbufs.count
-        first = ctx.rank == 0
-
-        def run(n: int) -> float:
-            t0 = wtime()
-            for i in range(n):
-                j = i % count
-                if first:
-                    send(sv[j], peer, TAG)
-                    recv(rv[j], src, rtag)
-                else:
-                    recv(rv[j], src, rtag)
-                    send(sv[j], peer, TAG)
-            return float(wtime() - t0)
-
-        yield run
-    else:
-        sreq = comm.Send_init(sbufs[0], peer, TAG)
-        rreq = comm.Recv_init(rbufs[0], src, rtag)
-        s_start, s_wait, r_start, r_wait = sreq.Start, sreq.Wait, rreq.Start, rreq.Wait
-        if ctx.rank == 0:
-
-            def run(n: int) -> float:
-                t0 = wtime()
-                for _ in range(n):
-                    s_start()
-                    s_wait()
-                    r_start()
-                    r_wait()
-                return float(wtime() - t0)
-
-        else:
-
-            def run(n: int) -> float:
-                t0 = wtime()
-                for _ in range(n):
-                    r_start()
-                    r_wait()
-                    s_start()
-                    s_wait()
-                return float(wtime() - t0)
-
-        try:
-            yield run
-        finally:
-            _free([sreq, rreq])
+    peer, src, rtag, sbufs, rbufs = _pair(ctx, nbytes, any_source)
+    status, _ = ctx.scratch()
+    yield ctx.timed(pingpong_loop, int(ctx.rank == 0), *sbufs.slots, *rbufs.slots, nbytes,
+                    ctx.handle(ctx.MPI.BYTE), peer, src, rtag, ctx.handle(ctx.comm), status)
     expected_bytes(ctx, rbufs, peer)
 
 
 def _pingping(ctx: Ctx, nbytes: int, any_source: bool) -> Iterator[Runner]:
-    MPI, comm = ctx.MPI, ctx.comm
-    peer = _peer(ctx)
-    src = _source(ctx, peer, any_source)
-    rtag = MPI.ANY_TAG if any_source else TAG
-    sbufs, rbufs = ctx.buffers(nbytes), ctx.buffers(nbytes)
-    fill_send(ctx, sbufs)
-    wtime = MPI.Wtime
-    if sbufs.cycling:
-        isend, recv = comm.Isend, comm.Recv
-        sv, rv, count = sbufs.views, rbufs.views, sbufs.count
-
-        def run(n: int) -> float:
-            t0 = wtime()
-            for i in range(n):
-                j = i % count
-                req = isend(sv[j], peer, TAG)
-                recv(rv[j], src, rtag)
-                req.Wait()
-            return float(wtime() - t0)
-
-        yield run
-    else:
-        sreq = comm.Send_init(sbufs[0], peer, TAG)
-        rreq = comm.Recv_init(rbufs[0], src, rtag)
-        s_start, s_wait, r_start, r_wait = sreq.Start, sreq.Wait, rreq.Start, rreq.Wait
-
-        def run(n: int) -> float:
-            t0 = wtime()
-            for _ in range(n):
-                s_start()
-                r_start()
-                r_wait()
-                s_wait()
-            return float(wtime() - t0)
-
-        try:
-            yield run
-        finally:
-            _free([sreq, rreq])
+    peer, src, rtag, sbufs, rbufs = _pair(ctx, nbytes, any_source)
+    status, request = ctx.scratch(1, 1)
+    yield ctx.timed(pingping_loop, *sbufs.slots, *rbufs.slots, nbytes,
+                    ctx.handle(ctx.MPI.BYTE), peer, src, rtag, ctx.handle(ctx.comm), status,
+                    request)
     expected_bytes(ctx, rbufs, peer)
 
 
@@ -209,21 +225,12 @@ def sendrecv(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
 
     Timed: the whole loop; t = loop time / n. Mbytes/sec = 2 X / t_max / 10^6.
     """
-    comm, wtime = ctx.comm, ctx.MPI.Wtime
     right, left = (ctx.rank + 1) % ctx.size, (ctx.rank - 1) % ctx.size
     sbufs, rbufs = ctx.buffers(nbytes), ctx.buffers(nbytes)
     fill_send(ctx, sbufs)
-    sv, rv, count = sbufs.views, rbufs.views, sbufs.count
-    call: Callable[..., Any] = comm.Sendrecv
-
-    def run(n: int) -> float:
-        t0 = wtime()
-        for i in range(n):
-            j = i % count
-            call(sv[j], right, TAG, rv[j], left, TAG)
-        return float(wtime() - t0)
-
-    yield run
+    status, _ = ctx.scratch()
+    yield ctx.timed(sendrecv_loop, *sbufs.slots, *rbufs.slots, nbytes, ctx.handle(ctx.MPI.BYTE),
+                    right, left, ctx.handle(ctx.comm), status)
     expected_bytes(ctx, rbufs, left)
 
 
@@ -232,38 +239,28 @@ def sendrecv(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
            bytes_counted="4X per rank (X sent to and X received from each of both neighbours)")
 @contextmanager
 def exchange(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
-    """Periodic chain: each rank Isends X bytes to its left and right neighbours (from two
-    separate send buffers), receives X bytes from each with MPI_Recv, then Waitall.
+    """Periodic chain: each rank Isends X bytes to its right and left neighbours (from two
+    separate send buffers), receives X bytes from its left and right ones with MPI_Recv, then
+    Waitall.
 
     Timed: the whole loop; t = loop time / n. Mbytes/sec = 4 X / t_max / 10^6.
     """
-    MPI, comm, wtime = ctx.MPI, ctx.comm, ctx.MPI.Wtime
     right, left = (ctx.rank + 1) % ctx.size, (ctx.rank - 1) % ctx.size
     s_left, s_right = ctx.buffers(nbytes), ctx.buffers(nbytes)
     r_left, r_right = ctx.buffers(nbytes), ctx.buffers(nbytes)
     fill_send(ctx, s_left)
     fill_send(ctx, s_right)
-    count = s_left.count
-    isend, recv, waitall = comm.Isend, comm.Recv, MPI.Request.Waitall
-
-    def run(n: int) -> float:
-        t0 = wtime()
-        for i in range(n):
-            j = i % count
-            reqs = [isend(s_left[j], left, TAG), isend(s_right[j], right, TAG)]
-            recv(r_left[j], left, TAG)
-            recv(r_right[j], right, TAG)
-            waitall(reqs)
-        return float(wtime() - t0)
-
-    yield run
+    statuses, requests = ctx.scratch(2, 2)
+    yield ctx.timed(exchange_loop, s_right.address, s_left.address, s_left.count, s_left.stride,
+                    r_left.address, r_right.address, r_left.count, r_left.stride, nbytes,
+                    ctx.handle(ctx.MPI.BYTE), right, left, ctx.handle(ctx.comm), statuses,
+                    requests, capi.handle_size())
     expected_bytes(ctx, r_left, left)
     expected_bytes(ctx, r_right, right)
 
 
 def _window(ctx: Ctx, nbytes: int, both: bool) -> Iterator[Runner]:
     """Uniband/Biband: the lower half of the group pairs with the upper half."""
-    MPI, comm, wtime = ctx.MPI, ctx.comm, ctx.MPI.Wtime
     half = ctx.size // 2
     window = ctx.cfg.window_size
     if ctx.rank < half:
@@ -271,34 +268,16 @@ def _window(ctx: Ctx, nbytes: int, both: bool) -> Iterator[Runner]:
     elif ctx.rank < 2 * half:
         peer, sender = ctx.rank - half, False
     else:
-        peer, sender = MPI.PROC_NULL, False
+        peer, sender = int(ctx.MPI.PROC_NULL), False
     sbufs, rbufs = ctx.buffers(nbytes), ctx.buffers(nbytes)
     fill_send(ctx, sbufs)
-    ack_s, ack_r = ctx.buffers(0), ctx.buffers(0)
-    isend, irecv, waitall = comm.Isend, comm.Irecv, MPI.Request.Waitall
-    send, recv = comm.Send, comm.Recv
-    count = sbufs.count
-
-    def run(n: int) -> float:
-        t0 = wtime()
-        for i in range(n):
-            j = i % count
-            if sender or both:
-                reqs = [isend(sbufs[(j + w) % count], peer, TAG) for w in range(window)]
-            else:
-                reqs = []
-            if not sender or both:
-                reqs += [irecv(rbufs[(j + w) % count], peer, TAG) for w in range(window)]
-            waitall(reqs)
-            if both:
-                continue
-            if sender:
-                recv(ack_r[0], peer, TAG + 1)
-            else:
-                send(ack_s[0], peer, TAG + 1)
-        return float(wtime() - t0)
-
-    yield run
+    ack_buf = ctx.buffers(0)
+    statuses, requests = ctx.scratch(2 * window, 2 * window)
+    ack = 0 if both else (1 if sender else -1)
+    yield ctx.timed(window_loop, int(sender or both), int(not sender or both), window,
+                    *sbufs.slots, *rbufs.slots, nbytes, ctx.handle(ctx.MPI.BYTE), peer, ack,
+                    ack_buf.address, ctx.handle(ctx.comm), statuses, requests,
+                    capi.handle_size())
 
 
 @benchmark("Uniband", suite=SUITE, kind=Kind.MSG_RATE, min_procs=2, default=False,

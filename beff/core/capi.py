@@ -1,0 +1,385 @@
+"""The MPI C functions that timed loops call, bound for numba (``jit``) or for Python.
+
+A timed loop is written once, as a plain Python function decorated with :func:`loop`, that
+calls MPI only as ``C.<Name>(...)`` (``C.Send``, ``C.Wtime`` ...) with numbers: buffer
+addresses, counts, handles and flags are ints; parameters annotated ``float`` are doubles and
+parameters annotated with an array type from :data:`ARRAYS` are numpy arrays. It returns plain
+numbers. The active :class:`Backend` makes it callable:
+
+* ``jit``: numba compiles it in nopython mode, and each ``C.<Name>`` is a
+  ``numba.types.ExternalFunction`` resolving, by symbol, to the function of the very libmpi
+  that mpi4py loaded. No Python runs inside the loop.
+* ``python``: the same function runs in the interpreter, each ``C.<Name>`` being a ctypes
+  function of that libmpi. Slower; used when numba is missing or fails its self-test.
+
+Handles (communicators, datatypes, ops, requests) come from mpi4py at run time
+(:func:`handle`), and so do the handle width and the size of ``MPI_Status``: MPICH and Open
+MPI differ in both, as in the values of their constants, so none is written here. Status
+arguments always point to real status storage (never ``MPI_STATUS_IGNORE``).
+
+Compiled loops are cached on disk (numba ``cache=True``) in a directory keyed by the MPI
+library (path, version string, handle size), the numba and the Python version: code compiled
+against one MPI crashes when loaded under another.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import inspect
+import os
+import sys
+import time
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from beff.core import mpi as _mpi
+
+# Return type, then argument kinds: p = address, i = C int, h = MPI handle, d = double.
+SIGNATURES: dict[str, str] = {
+    "Wtime": "d:",
+    "Barrier": "i:h",
+    "Send": "i:pihiih",
+    "Recv": "i:pihiihp",
+    "Sendrecv": "i:pihiipihiihp",
+    "Isend": "i:pihiihp",
+    "Irecv": "i:pihiihp",
+    "Wait": "i:pp",
+    "Waitall": "i:ipp",
+    "Bcast": "i:pihih",
+    "Allreduce": "i:ppihhh",
+    "Reduce": "i:ppihhih",
+    "Reduce_local": "i:ppihh",
+    "Reduce_scatter": "i:pppihh",
+    "Reduce_scatter_block": "i:ppihhh",
+    "Allgather": "i:pihpihh",
+    "Allgatherv": "i:pihppphh",
+    "Gather": "i:pihpihih",
+    "Gatherv": "i:pihppphih",
+    "Scatter": "i:pihpihih",
+    "Scatterv": "i:ppphpihih",
+    "Alltoall": "i:pihpihh",
+    "Alltoallv": "i:ppphppphh",
+}
+
+# Array parameter annotations a loop may use, with their numba types.
+U8Array = npt.NDArray[np.uint8]
+I32Array = npt.NDArray[np.int32]
+I64Array2 = npt.NDArray[np.int64]  # two-dimensional, C order
+ARRAYS = {"U8Array": "uint8[::1]", "I32Array": "int32[::1]", "I64Array2": "int64[:, ::1]"}
+
+BACKENDS = ("auto", "jit", "python")
+
+
+def handle_size() -> int:
+    return int(_mpi.mpi()._sizeof(_mpi.mpi().Comm))
+
+
+def status_size() -> int:
+    return int(_mpi.mpi()._sizeof(_mpi.mpi().Status))
+
+
+def handle(obj: Any) -> int:
+    """The C handle of an mpi4py object, as the signed integer a loop passes on.
+
+    mpi4py gives it unsigned (MPICH's negative int handles come back as 2^64 - x).
+    """
+    value = int(_mpi.mpi()._handleof(obj))
+    return ctypes.c_int32(value).value if handle_size() == 4 else ctypes.c_int64(value).value
+
+
+def _library() -> ctypes.CDLL:
+    # dlsym on mpi4py's extension module finds the symbols of the libmpi it links to.
+    return ctypes.CDLL(_mpi.mpi().__file__)
+
+
+def library_path() -> str:
+    """The libmpi shared object this process uses (from /proc/self/maps; best effort)."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as fh:
+            for line in fh:
+                path = line.rsplit(None, 1)[-1]
+                if "/libmpi" in path and ".so" in path:
+                    return path
+    except OSError:
+        pass
+    return str(_mpi.mpi().__file__)
+
+
+@dataclass
+class LoopFunc:
+    """A timed loop's source function, its parameter types, and its compiled forms."""
+
+    func: Callable[..., Any]
+    params: tuple[str, ...]  # numba type names, from the annotations
+    compiled: dict[str, Callable[..., Any]] = field(default_factory=dict)
+
+    def __call__(self, *args: Any) -> Any:
+        return active().run(self, args)
+
+
+LOOPS: list[LoopFunc] = []
+
+
+def loop(func: Callable[..., Any]) -> LoopFunc:
+    """Register ``func`` as a timed loop (see the module docstring for the rules)."""
+    params = []
+    for p in inspect.signature(func).parameters.values():
+        ann = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation,
+                                                                          "__name__", "int")
+        params.append("float64" if ann == "float" else ARRAYS.get(ann, "int64"))
+    lf = LoopFunc(func, tuple(params))
+    LOOPS.append(lf)
+    return lf
+
+
+def _rebind(func: Callable[..., Any], ns: types.ModuleType) -> Callable[..., Any]:
+    """A copy of ``func`` whose global ``C`` is the backend's bindings ``ns``."""
+    glb = dict(func.__globals__)
+    glb["C"] = ns
+    copy = types.FunctionType(func.__code__, glb, func.__name__, func.__defaults__,
+                              func.__closure__)
+    copy.__qualname__ = func.__qualname__
+    copy.__module__ = func.__module__
+    return copy
+
+
+class Backend:
+    """Binds the C functions of libmpi and makes timed loops callable."""
+
+    name = "python"
+
+    def __init__(self) -> None:
+        self.ns = types.ModuleType(f"beff_mpi_{self.name}")
+        self.compile_seconds = 0.0
+
+    def run(self, lf: LoopFunc, args: tuple[Any, ...]) -> Any:
+        fn = lf.compiled.get(self.name)
+        if fn is None:
+            t0 = time.perf_counter()
+            fn = lf.compiled[self.name] = self.compile(lf)
+            self.compile_seconds += time.perf_counter() - t0
+        return fn(*args)
+
+    def compile(self, lf: LoopFunc) -> Callable[..., Any]:
+        return _rebind(lf.func, self.ns)
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": self.name}
+
+
+class PythonBackend(Backend):
+    """Loops run in the interpreter; each C call goes through ctypes."""
+
+    name = "python"
+
+    def __init__(self) -> None:
+        super().__init__()
+        lib = _library()
+        # Pointers and Open MPI's pointer handles as ssize_t: ctypes converts numpy ints to it.
+        hw = ctypes.c_int if handle_size() == 4 else ctypes.c_ssize_t
+        kinds = {"p": ctypes.c_ssize_t, "i": ctypes.c_int, "h": hw, "d": ctypes.c_double}
+        for name, sig in SIGNATURES.items():
+            ret, args = sig.split(":")
+            fn = getattr(lib, "MPI_" + name)
+            fn.restype = kinds[ret]
+            fn.argtypes = [kinds[a] for a in args]
+            setattr(self.ns, name, fn)
+
+
+def cache_key() -> str:
+    """What a compiled loop depends on besides its source."""
+    import numba
+
+    MPI = _mpi.mpi()
+    parts = [library_path(), MPI.Get_library_version(), str(handle_size()), numba.__version__,
+             sys.version.split()[0]]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+def cache_dir() -> Path | None:
+    """The per-library cache directory, or None when it cannot be used (nothing is cached).
+
+    ``BEFF_CACHE_DIR`` overrides the root (default: ``$XDG_CACHE_HOME/beff`` or ~/.cache/beff).
+    """
+    root = os.environ.get("BEFF_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "beff")
+    path = Path(root) / "numba" / cache_key()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return path if os.access(path, os.W_OK) else None
+
+
+class JitBackend(Backend):
+    """Loops compiled by numba; C calls are direct calls into libmpi."""
+
+    name = "jit"
+
+    def __init__(self) -> None:
+        super().__init__()
+        import llvmlite.binding as llvm
+        import numba
+        import numba.core.config
+        from numba import types as nt
+
+        lib = _library()
+        hw = nt.int32 if handle_size() == 4 else nt.intp
+        kinds: dict[str, Any] = {"p": nt.intp, "i": nt.int32, "h": hw, "d": nt.float64}
+        for name, sig in SIGNATURES.items():
+            ret, args = sig.split(":")
+            symbol = "MPI_" + name
+            address = ctypes.cast(getattr(lib, symbol), ctypes.c_void_p).value
+            if address is None:
+                raise RuntimeError(f"{symbol} not found in {library_path()}")
+            llvm.add_symbol(symbol, address)
+            setattr(self.ns, name,
+                    nt.ExternalFunction(symbol, kinds[ret](*(kinds[a] for a in args))))
+        self.numba = numba
+        self.cache = cache_dir()
+        if self.cache is not None:
+            # Read when a dispatcher is created, so before any loop is compiled.
+            setattr(numba.core.config, "CACHE_DIR", str(self.cache))  # noqa: B010
+
+    def compile(self, lf: LoopFunc) -> Callable[..., Any]:
+        sig = "(" + ", ".join(lf.params) + ",)"
+        compiled: Callable[..., Any] = self.numba.njit(sig, cache=self.cache is not None)(
+            _rebind(lf.func, self.ns))
+        return compiled
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": self.name, "numba": self.numba.__version__,
+                "cache_dir": str(self.cache) if self.cache else ""}
+
+
+C: Any = None  # each backend substitutes its bindings (see _rebind)
+
+
+@loop
+def barrier_loop(n: int, comm: int) -> tuple[float, int]:
+    """n MPI_Barrier calls timed as one loop (also the backend's self-test)."""
+    err = 0
+    t0 = C.Wtime()
+    for _ in range(n):
+        err |= C.Barrier(comm)
+    return C.Wtime() - t0, err
+
+
+_ACTIVE: Backend | None = None
+
+
+def active() -> Backend:
+    """The selected backend (python until :func:`select` has run)."""
+    global _ACTIVE
+    if _ACTIVE is None:
+        _ACTIVE = PythonBackend()
+    return _ACTIVE
+
+
+def select(choice: str = "auto") -> tuple[Backend, str | None]:
+    """Activate a backend; ``auto`` tries jit and falls back to python with a one-line reason.
+
+    The jit backend must pass a self-test first: compile and run a barrier loop on
+    MPI_COMM_SELF.
+    """
+    global _ACTIVE
+    if choice not in BACKENDS:
+        raise ValueError(f"unknown backend {choice!r}")
+    warning = None
+    if choice == "python":
+        _ACTIVE = PythonBackend()
+        return _ACTIVE, None
+    try:
+        backend: Backend = JitBackend()
+        elapsed, err = backend.run(barrier_loop, (3, handle(_mpi.mpi().COMM_SELF)))
+        if err != 0 or not 0.0 <= elapsed < 60.0:
+            raise RuntimeError(f"self-test returned ({elapsed}, {err})")
+    except Exception as exc:  # noqa: BLE001 - any failure means: no compiled loops
+        if choice == "jit":
+            raise
+        warning = (f"compiled loops unavailable ({type(exc).__name__}: {exc}); "
+                   "running the python backend, whose small-message times are larger")
+        backend = PythonBackend()
+    _ACTIVE = backend
+    return backend, warning
+
+
+class MPICallError(RuntimeError):
+    """A C call inside a timed loop returned an error code."""
+
+
+def check(err: int, where: str) -> None:
+    """Raise if a timed loop reported a failed MPI call (codes are OR-ed together)."""
+    if err:
+        raise MPICallError(f"MPI call failed in {where} (error code {err})")
+
+
+@loop
+def wtime_loop(n: int) -> tuple[float, int]:
+    """n MPI_Wtime calls."""
+    t0 = C.Wtime()
+    for _ in range(n):
+        C.Wtime()
+    return C.Wtime() - t0, 0
+
+
+@loop
+def send_null_loop(n: int, buf: int, dtype: int, dest: int, comm: int) -> tuple[float, int]:
+    """n blocking 1-byte MPI_Send calls to MPI_PROC_NULL (the cost of a call that moves no
+    data)."""
+    err = 0
+    t0 = C.Wtime()
+    for _ in range(n):
+        err |= C.Send(buf, 1, dtype, dest, 1, comm)
+    return C.Wtime() - t0, err
+
+
+def measure_overhead(loops: int = 20000) -> dict[str, Any]:
+    """The timed loops' own cost per call, in seconds, on this rank, with the active backend.
+
+    * ``wtime``: one MPI_Wtime call from a timed loop;
+    * ``send_proc_null``: a blocking 1-byte MPI_Send to MPI_PROC_NULL from a timed loop;
+    * ``compile``: seconds spent compiling or loading loops so far.
+    """
+    MPI = _mpi.mpi()
+    backend = active()
+    buf = bytearray(1)
+    address = ctypes.addressof((ctypes.c_char * 1).from_buffer(buf))
+    n = loops if backend.name == "jit" else loops // 10
+    t_wtime, _ = wtime_loop(n)
+    t_send, err = send_null_loop(n, address, handle(MPI.BYTE), int(MPI.PROC_NULL),
+                                 handle(MPI.COMM_SELF))
+    check(err, "the overhead measurement")
+    return {"backend": backend.name, "wtime": t_wtime / n, "send_proc_null": t_send / n,
+            "wtick": float(MPI.Wtick()), "compile": backend.compile_seconds}
+
+
+def overhead_summary(per_rank: list[dict[str, Any]]) -> dict[str, Any]:
+    """Median over ranks of each numeric overhead figure (the backend name is kept)."""
+    return {k: (float(np.median([d[k] for d in per_rank])) if isinstance(v, (int, float))
+                else v) for k, v in per_rank[0].items()}
+
+
+def start(choice: str) -> tuple[dict[str, Any] | None, str | None]:
+    """Select the backend on every rank (the same one everywhere), measure its overhead.
+
+    Collective over MPI_COMM_WORLD. Returns, on rank 0, the overhead summary and the warning
+    to print when ``auto`` fell back to python; None elsewhere.
+    """
+    world = _mpi.mpi().COMM_WORLD
+    backend, warning = select(choice)
+    if not world.allreduce(backend.name == "jit", op=_mpi.mpi().LAND) and backend.name == "jit":
+        backend, _ = select("python")
+    warnings = world.gather(warning, root=0)
+    overheads = world.gather(measure_overhead(), root=0)
+    if overheads is None or warnings is None:
+        return None, None
+    first = next((w for w in warnings if w), None)
+    return overhead_summary(overheads), first

@@ -1,0 +1,78 @@
+"""The two backends of the timed loops: compiled (numba, the default) and python."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from beff.results import stats
+from beff.results.archive import load
+from tests.mpirun import mpirun
+
+pytestmark = pytest.mark.mpi
+QUICK = ["-msglog", "0:6", "-time", "1", "-iter", "40"]
+P2P = ["PingPong", "PingPing", "Sendrecv", "Exchange", "Uniband", "Biband"]
+COLL = ["Allreduce", "Reduce", "Reduce_local", "Reduce_scatter", "Reduce_scatter_block",
+        "Allgather", "Allgatherv", "Gather", "Gatherv", "Scatter", "Scatterv", "Alltoall",
+        "Alltoallv", "Bcast", "Barrier"]
+
+
+def _run(tmp_path: Path, nprocs: int, *args: str, env: dict[str, str] | None = None
+         ) -> tuple[str, Path]:
+    out = tmp_path / "r.h5"
+    r = mpirun(nprocs, "imb", "mpi1", *QUICK, *args, "-o", str(out), timeout=240, env=env)
+    assert r.returncode == 0, r.stderr
+    return r.stderr, out
+
+
+def test_default_backend_is_compiled(tmp_path: Path) -> None:
+    _, path = _run(tmp_path, 2, "PingPong", "Allreduce")
+    record = load(path)
+    assert record.attrs["overhead"]["backend"] == "jit"
+    assert {m.attrs["backend"] for m in record.measurements} == {"jit"}
+    # A compiled MPI_Wtime call costs well under a microsecond; through ctypes it does not.
+    assert record.attrs["overhead"]["wtime"] < 1e-6
+
+
+@pytest.mark.parametrize("nprocs", [2, 3])
+def test_python_backend_runs_the_same_kernels(tmp_path: Path, nprocs: int) -> None:
+    _, path = _run(tmp_path, nprocs, "--backend", "python", "--check", *P2P, *COLL)
+    record = load(path)
+    assert record.attrs["overhead"]["backend"] == "python"
+    assert {m.attrs["backend"] for m in record.measurements} == {"python"}
+    assert {m.benchmark for m in record.measurements} == set(P2P + COLL)
+    for m in record.measurements:
+        assert m.defects is not None and int(m.defects.sum()) == 0, m.benchmark
+        assert np.all(stats.summarize(m).t_avg > 0), m.benchmark
+
+
+def test_python_backend_check_finds_a_corrupted_message(tmp_path: Path) -> None:
+    _, path = _run(tmp_path, 2, "--backend", "python", "--check", "Sendrecv", "Allgather",
+                   env={"BEFF_TEST_CORRUPT": "1"})
+    record = load(path)
+    for m in record.measurements:
+        assert m.defects is not None and int(m.defects[1:].sum()) > 0, m.benchmark
+
+
+def test_without_numba_auto_falls_back_to_python(tmp_path: Path) -> None:
+    fake = tmp_path / "shadow" / "numba"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('numba hidden by the test')\n")
+    root = Path(__file__).resolve().parents[2]
+    stderr, path = _run(tmp_path, 2, "PingPong",
+                        env={"PYTHONPATH": f"{fake.parent}:{root}"})
+    assert "compiled loops unavailable (ImportError: numba hidden by the test)" in stderr
+    assert load(path).attrs["overhead"]["backend"] == "python"
+
+
+def test_jit_backend_required_but_missing_fails(tmp_path: Path) -> None:
+    fake = tmp_path / "shadow" / "numba"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('numba hidden by the test')\n")
+    root = Path(__file__).resolve().parents[2]
+    r = mpirun(2, "imb", "mpi1", *QUICK, "--backend", "jit", "PingPong", "-o",
+               str(tmp_path / "x.h5"), env={"PYTHONPATH": f"{fake.parent}:{root}"}, timeout=120)
+    assert r.returncode != 0
+    assert "numba hidden by the test" in r.stderr
