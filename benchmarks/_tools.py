@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
+import subprocess
 import sys
+import time
 from pathlib import Path
+
+RUN_TIMEOUT_S = 1800.0
+LOAD_POLL_S = 30.0
 
 
 def find_tool(name: str, prog: str) -> str:
@@ -17,3 +23,55 @@ def find_tool(name: str, prog: str) -> str:
     if found is None:
         sys.exit(f"{prog}: {name} not found next to {sys.executable} nor on PATH")
     return found
+
+
+def wait_for_load(max_load: float, max_wait: float) -> float:
+    """Sleep until the 1-minute load is <= max_load (at most max_wait s); return the load."""
+    waited = 0.0
+    load = os.getloadavg()[0]
+    while load > max_load and waited < max_wait:
+        print(f"  load {load:.2f} > {max_load}: waiting {LOAD_POLL_S:.0f} s", file=sys.stderr,
+              flush=True)
+        time.sleep(LOAD_POLL_S)
+        waited += LOAD_POLL_S
+        load = os.getloadavg()[0]
+    return load
+
+
+def busy_cpu_seconds() -> float | None:
+    """CPU seconds all processes of this (Linux) machine have used so far, or None."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return None
+    # user nice system idle iowait irq softirq steal ...: all but idle and iowait
+    busy = sum(int(v) for i, v in enumerate(fields[:8]) if i not in (3, 4))
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_seconds() -> float:
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def run(cmd: list[str]) -> tuple[str, float, float]:
+    """Run ``cmd``; return its stdout, wall time (s) and the foreign load during it.
+
+    The foreign load is the CPU time the rest of the machine used while ``cmd`` ran (all busy
+    CPU time minus that of ``cmd``'s processes), in cores; NaN where /proc/stat is missing.
+    """
+    busy0, own0 = busy_cpu_seconds(), children_cpu_seconds()
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S,
+                          check=False)
+    wall = time.perf_counter() - t0
+    busy1, own1 = busy_cpu_seconds(), children_cpu_seconds()
+    if done.returncode != 0:
+        sys.exit(f"failed ({done.returncode}): {shlex.join(cmd)}\n"
+                 f"{done.stdout[-4000:]}{done.stderr[-4000:]}")
+    foreign = float("nan")
+    if busy0 is not None and busy1 is not None and wall > 0:
+        foreign = max(0.0, (busy1 - busy0) - (own1 - own0)) / wall
+    return done.stdout, wall, foreign

@@ -79,10 +79,11 @@ def mpirun(nprocs: int, *args: str, timeout: float = 120, cwd: str | Path | None
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
-def beff(*args: str, timeout: float = 60, cwd: str | Path | None = None) -> Result:
+def beff(*args: str, timeout: float = 60, cwd: str | Path | None = None,
+         env: dict[str, str] | None = None) -> Result:
     """Run ``beff ARGS`` without mpirun."""
     proc = subprocess.run([sys.executable, "-m", "beff", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd, env=mpi_env())
+                          timeout=timeout, cwd=cwd, env=mpi_env(env))
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 

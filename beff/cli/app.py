@@ -106,14 +106,16 @@ def show(
     """Render a result file without MPI."""
     from beff.render import imb as report
     from beff.results.archive import load
+    from beff.results.effbw import beff_summary
 
     try:
         record = load(path)
     except (OSError, ValueError) as exc:
         typer.echo(f"beff: error: cannot read {path}: {exc}", err=True)
         raise typer.Exit(2) from None
-    if fmt is Format.imb and report.beff_summary(record) is not None:
-        sys.stdout.write(report.beff_summary(record)["final_line"] + "\n")  # type: ignore[index]
+    summary = beff_summary(record)
+    if fmt is Format.imb and summary is not None:
+        sys.stdout.write(summary["final_line"] + "\n")
     elif fmt is Format.imb:
         sys.stdout.write(report.imb_text(record))
     elif fmt is Format.json:
@@ -123,7 +125,6 @@ def show(
     else:
         console = Console(highlight=False)
         report.render_header(record, console)
-        summary = report.beff_summary(record)
         if summary is not None:
             from beff.render import beff as report_beff
 
@@ -292,6 +293,8 @@ beff's own:
   -o PATH (result file, default beff-<UTC time>.h5)   --format table|imb|json|csv
   --check (verify received data)   --config FILE.toml   --progress / --no-progress
   --batches N (timed batches per size, default 10)
+  --backend auto|jit|python (timed loops compiled with numba, or in Python; default auto)
+  --hugepages (2 MiB-aligned, hugepage-advised buffers; default: malloc-like, as IMB)
 """
 
 
@@ -305,11 +308,16 @@ def imb_main(argv: list[str]) -> None:
     if any(a in ("-h", "--help", "-help") for a in rest):
         sys.stdout.write(IMB_HELP)
         return
+    from beff.core.errors import UsageError
     from beff.imb import job
-    from beff.imb.registry import SUITE_MODULES
+    from beff.imb.registry import known_suites
 
-    if suite not in SUITE_MODULES:
-        runtime.usage_exit(f"unknown IMB suite {argv[0]!r} (known: {', '.join(SUITE_MODULES)})")
+    try:
+        suites = known_suites()
+    except UsageError as exc:
+        runtime.usage_exit(str(exc))
+    if suite not in suites:
+        runtime.usage_exit(f"unknown IMB suite {argv[0]!r} (known: {', '.join(suites)})")
     job.main(suite, rest)
 
 

@@ -63,11 +63,14 @@ class BufferSet:
     """The send or receive buffers of one kernel at one message size.
 
     ``views`` holds one view per off-cache slot (a single view when off_cache is off); a
-    kernel cycles through them so that consecutive iterations touch different memory.
+    kernel cycles through them so that consecutive iterations touch different memory. The
+    memory is laid out as C's malloc would give it (IMB allocates with MPI_Alloc_mem, which
+    is malloc in MPICH and Open MPI), or 2 MiB-aligned and hugepage-advised with
+    ``hugepages`` (``--hugepages``).
     """
 
     def __init__(self, nbytes: int, off_cache: tuple[float, int] | None = None,
-                 fill: int = 0, n0: int = 1) -> None:
+                 fill: int = 0, n0: int = 1, hugepages: bool = False) -> None:
         self.nbytes = nbytes
         per_copy = max(nbytes, 1)
         if off_cache is None:
@@ -76,7 +79,8 @@ class BufferSet:
             cache_mb, line = off_cache
             self.stride, self.count = off_cache_slots(per_copy, int(cache_mb * (1 << 20)), line,
                                                       n0)
-        self.base = aligned(self.stride * self.count, fill)
+        alloc = aligned if hugepages else malloc_like
+        self.base = alloc(self.stride * self.count, fill)
         self.views = [
             self.base[i * self.stride : i * self.stride + nbytes] for i in range(self.count)
         ]

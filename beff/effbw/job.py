@@ -6,7 +6,6 @@ import json
 import sys
 import time
 import types
-from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -19,9 +18,9 @@ from beff.core.errors import UsageError
 from beff.core.metadata import collect_rank, placement, run_attrs
 from beff.core.progress import make_progress
 from beff.effbw import measure as effbw
-from beff.patterns import memory_mib, reduce_beff
 from beff.render import beff as report_beff
 from beff.results.archive import ResultFile
+from beff.results.effbw import BeffRecord, summarize
 
 
 def default_output() -> str:
@@ -105,24 +104,22 @@ def run(MPI: types.ModuleType, cfg: RunConfig) -> None:
             bench = holder["bench"]
             participating = np.array([b.pattern.participate_cnt for b in bench.bound],
                                      dtype=np.float64)[None, None, :, None]
-            lo, avg, hi = effbw.reduce_over_ranks(MPI, st.bw_local, participating)
-            holder["reduced"] = (lo, avg, hi)
+            reduced = effbw.reduce_over_ranks(MPI, st.bw_local, participating)
             if out is not None:
-                _store_raw(out, plan, bench, st, lo, avg, hi, r)
+                holder["record"] = make_record(cfg, plan, bench, reduced, r, total_cross,
+                                               time.monotonic() - started)
+                out.add_beff(holder["record"])
 
         bench = effbw.Beff(MPI, plan, advance, flush)
         holder["bench"] = bench
+        crossing = _cross_node(MPI, bench.bound, node_of)
+        total_cross = np.zeros_like(crossing)
+        world.Reduce(crossing, total_cross, op=MPI.SUM, root=0)
         bench.run()
-    crossing = _cross_node(MPI, bench.bound, node_of)
-    total_cross = np.zeros_like(crossing)
-    world.Reduce(crossing, total_cross, op=MPI.SUM, root=0)
-    st = bench.state
-    lo, avg, hi = holder["reduced"]  # the last repetition's flush reduced everything
     if rank != 0 or out is None:
         return
-    summary = summarize(cfg, plan, bench, lo, total_cross, time.monotonic() - started)
-    _store_raw(out, plan, bench, st, lo, avg, hi, plan.repetitions - 1, summary)
     out.finish("complete")
+    summary = summarize(holder["record"])
     fmt = cfg.format
     if fmt == "json":
         sys.stdout.write(json.dumps({"beff": summary}, indent=2) + "\n")
@@ -132,117 +129,31 @@ def run(MPI: types.ModuleType, cfg: RunConfig) -> None:
     stderr.print(f"[dim]results written to {out.path}[/dim]")
 
 
-def pattern_b(plan: effbw.Plan, bench: effbw.Beff, lo: np.ndarray) -> np.ndarray:
-    """b[rep, len, pat, meth] in bytes/s: min over ranks times all_msg_cnt / sr_count."""
-    scales = bench.patterns.scales()
-    b = np.where(np.isfinite(lo), lo, 0.0) * scales[None, None, :, None]
-    return b
-
-
-def summarize(cfg: RunConfig, plan: effbw.Plan, bench: effbw.Beff, lo: np.ndarray,
-              crossing: np.ndarray, runtime_s: float) -> dict[str, Any]:
-    """The derived numbers under documented, stable keys (share/schema/README.md)."""
-    b = pattern_b(plan, bench, lo)
-    official = [i for i, m in enumerate(plan.methods)
-                if m in effbw.OFFICIAL or cfg.extra_methods_in_beff]
-    kinds = bench.patterns.kinds
-    res = reduce_beff(b[..., official], nprocs=plan.nprocs, kinds=kinds, lengths=plan.lengths,
-                      pingpong_index=bench.patterns.pingpong_index)
-    P = plan.nprocs
-    tag = "SHORT" if plan.short else ""
-    mb = 1e6
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(crossing[:, 0] > 0, crossing[:, 1] / crossing[:, 0], 0.0)
-    summary: dict[str, Any] = {
-        "mode": f"b_eff{tag}",
-        "nprocs": P,
-        "memory_per_proc_bytes": plan.memory_per_proc,
-        "memory_per_proc_source": plan.memory_source,
-        "lmax_bytes": plan.lmax,
-        "lengths": list(plan.lengths),
-        "seed": plan.seed,
-        "repetitions": plan.repetitions,
-        "time_per_loop_s": plan.time_per_loop,
-        "buffers": "hugepage" if plan.hugepages else "malloc-like",
-        "methods": [effbw.METHODS[m] for m in plan.methods],
-        "methods_in_b_eff": [effbw.METHODS[plan.methods[i]] for i in official],
-        "b_eff_MBps": res.b_eff / mb,
-        "b_eff_per_process_MBps": res.b_eff_per_process / mb,
-        "b_eff_lmax_MBps": res.b_eff_lmax / mb,
-        "b_eff_lmax_per_process_MBps": res.b_eff_lmax / mb / P,
-        "ring_lmax_MBps": res.ring_lmax / mb,
-        "ring_lmax_per_process_MBps": res.ring_lmax / mb / P,
-        "b_ring_MBps": res.b_ring / mb,
-        "b_random_MBps": res.b_random / mb,
-        "latency_us": res.latency_us,
-        "latency_ring_us": res.latency_ring_us,
-        "latency_ring_text_us": res.latency_ring_text_us,
-        "pingpong_latency_us": res.pingpong_latency_us,
-        "pingpong_bandwidth_MBps": res.pingpong_bandwidth / mb,
-        "per_length": [
-            {"bytes": int(L), "b_eff_MBps": float(res.b_eff_length[i]) / mb,
-             "ring_MBps": float(res.ring_length[i]) / mb,
-             "random_MBps": float(res.random_length[i]) / mb}
-            for i, L in enumerate(plan.lengths)],
-        "patterns": [
-            {"index": p.index, "label": p.label, "kind": p.kind,
-             "b_MBps": float(res.b_pattern[p.index]) / mb,
-             "cross_node_share": float(share[p.index])}
-            for p in bench.patterns],
-        "shortened_repetitions": [int(r) for r in np.flatnonzero(bench.state.shortened)],
-        "runtime_s": runtime_s,
-        "warnings": list(res.warnings),
-    }
-    summary["final_line"] = _final_line(res.b_eff, P, plan, tag)
-    if len(official) < len(plan.methods):
-        extra = reduce_beff(b, nprocs=P, kinds=kinds, lengths=plan.lengths)
-        summary["b_eff_all_methods_MBps"] = extra.b_eff / mb
-    return summary
-
-
-def _final_line(b_eff: float, nprocs: int, plan: effbw.Plan, tag: str) -> str:
-    from beff.patterns import final_line
-
-    return final_line(b_eff, nprocs, memory_mib(plan.memory_per_proc), effbw.uname_fields(), tag)
-
-
-def _store_raw(out: ResultFile, plan: effbw.Plan, bench: effbw.Beff, st: effbw.State,
-               lo: np.ndarray, avg: np.ndarray, hi: np.ndarray, done_rep: int,
-               summary: dict[str, Any] | None = None) -> None:
-    """Write everything needed to recompute b_eff (after each repetition, and at the end)."""
-    pats = bench.patterns
-    attrs: dict[str, Any] = {
-        "plan": json.dumps(asdict(plan)),
-        "repetitions_done": done_rep + 1,
-        "labels": json.dumps(list(pats.labels)),
-        "kinds": json.dumps(list(pats.kinds)),
-        "methods": json.dumps([effbw.METHODS[m] for m in plan.methods]),
-        "method_labels": json.dumps([effbw.METHOD_LABELS[m] for m in plan.methods]),
-        "dims2": json.dumps(list(pats.dims2)),
-        "dims3": json.dumps(list(pats.dims3)),
-        "extra": json.dumps(st.extra),
-    }
-    if summary is not None:
-        attrs["summary"] = json.dumps(summary)
-    datasets: dict[str, tuple[np.ndarray, str]] = {
-        "lengths": (np.asarray(plan.lengths, dtype=np.int64), "B"),
-        "bw_min": (lo, "B/s"),
-        "bw_avg": (avg, "B/s"),
-        "bw_max": (hi, "B/s"),
-        "b": (pattern_b(plan, bench, lo), "B/s"),
-        "scale": (pats.scales(), "1"),
-        "all_msg_cnt": (np.array([p.all_msg_cnt for p in pats]), "1"),
-        "sr_count": (np.array([p.sr_count(0) for p in pats]), "1"),
-        "participate_cnt": (np.array([p.participate_cnt for p in pats]), "1"),
-        "looplng": (st.looplng, "1"),
-        "loop_time": (st.loop_time, "s"),
-        "loop_min": (np.where(np.isfinite(st.loop_min), st.loop_min, np.nan), "s"),
-        "loop_max": (st.loop_max, "s"),
-        "shortened": (st.shortened, "1"),
-        "best_method": (st.best, "1"),
-    }
-    if plan.nprocs <= 1 << 16:
-        perms = [p.perm for p in pats if p.kind == "random" and p.perm is not None]
-        if perms:
-            datasets["random_perm"] = (np.stack(perms), "1")
-    out.add_group("beff", attrs, datasets)
+def make_record(cfg: RunConfig, plan: effbw.Plan, bench: effbw.Beff,
+                reduced: tuple[np.ndarray, ...], done_rep: int,
+                crossing: np.ndarray, runtime_s: float) -> BeffRecord:
+    """Everything needed to derive b_eff (after each repetition, and at the end)."""
+    pats, st = bench.patterns, bench.state
+    lo, avg, hi = reduced
+    perms = [p.perm for p in pats if p.kind == "random" and p.perm is not None]
+    return BeffRecord(
+        nprocs=plan.nprocs, memory_per_proc=plan.memory_per_proc,
+        memory_source=plan.memory_source, lmax=plan.lmax, seed=plan.seed,
+        repetitions=plan.repetitions, repetitions_done=done_rep + 1,
+        time_per_loop=plan.time_per_loop, short=plan.short, hugepages=plan.hugepages,
+        methods=[effbw.METHODS[m] for m in plan.methods],
+        method_labels=[effbw.METHOD_LABELS[m] for m in plan.methods],
+        official=[m in effbw.OFFICIAL or cfg.extra_methods_in_beff for m in plan.methods],
+        labels=list(pats.labels), kinds=list(pats.kinds), pingpong_index=pats.pingpong_index,
+        uname=effbw.uname_fields(), lengths=np.asarray(plan.lengths, dtype=np.int64),
+        bw_min=lo, bw_avg=avg, bw_max=hi, scale=pats.scales(),
+        all_msg_cnt=np.array([p.all_msg_cnt for p in pats]),
+        sr_count=np.array([p.sr_count(0) for p in pats]),
+        participate_cnt=np.array([p.participate_cnt for p in pats]),
+        looplng=st.looplng, loop_time=st.loop_time,
+        loop_min=np.where(np.isfinite(st.loop_min), st.loop_min, np.nan),
+        loop_max=st.loop_max, shortened=st.shortened, best_method=st.best,
+        cross_node=crossing, runtime_s=runtime_s, dims2=list(pats.dims2),
+        dims3=list(pats.dims3),
+        random_perm=np.stack(perms) if perms and plan.nprocs <= 1 << 16 else None,
+    )

@@ -165,6 +165,7 @@ FLAGS: dict[str, Parser] = {
 }
 SWITCHES: dict[str, dict[str, Any]] = {
     "--check": {"check": True},
+    "--hugepages": {"hugepages": True},
     "--progress": {"progress": True},
     "--no-progress": {"progress": False},
 }

@@ -8,12 +8,13 @@ Kernels never see the schedule; they only run n iterations and return the timed 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +24,9 @@ from beff.core.config import RunConfig
 from beff.imb import schedule
 from beff.imb.registry import BenchmarkSpec, Kind, Runner
 from beff.results.model import OK, OUT_OF_MEM, SKIPPED, TIME_OUT, Measurement
+
+if TYPE_CHECKING:  # mpi4py's own stubs; importing mpi4py.MPI at run time would start MPI
+    from mpi4py.MPI import Comm
 
 N_BARR = 2
 IDLE_POLL = 0.002  # seconds between polls of a waiting rank
@@ -34,14 +38,26 @@ class Ctx:
     """What a kernel gets: the MPI module, its group communicator and the run options."""
 
     MPI: types.ModuleType
-    comm: Any
+    comm: Comm
     cfg: RunConfig
     spec: BenchmarkSpec
     group_index: int = 0
     ngroups: int = 1
     n0: int = 1
     defects: int = 0
+    mode: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    prepared: dict[str, float] = field(default_factory=dict)
+    resources: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+
+    def prepare(self, name: str, value: float) -> None:
+        """Record a figure of this size's preparation (e.g. a calibration); it is stored per
+        size and rank with the results."""
+        self.prepared[name] = float(value)
+
+    def hold(self, release: Callable[[], Any]) -> None:
+        """Have ``release`` (e.g. a window's Free) run when this size ends, however it ends."""
+        self.resources.callback(release)
 
     @property
     def rank(self) -> int:
@@ -53,7 +69,7 @@ class Ctx:
 
     def buffers(self, nbytes: int, fill: int = 0) -> BufferSet:
         """Message buffers honouring ``-off_cache`` (at most n0 slots, as IMB)."""
-        return BufferSet(nbytes, self.cfg.off_cache, fill, self.n0)
+        return BufferSet(nbytes, self.cfg.off_cache, fill, self.n0, self.cfg.hugepages)
 
     def handle(self, obj: Any) -> int:
         """The C handle of an mpi4py object (communicator, datatype, op) for a compiled loop."""
@@ -70,15 +86,16 @@ class Ctx:
         return int(st.ctypes.data), int(rq.ctypes.data)
 
     def timed(self, lf: capi.LoopFunc, *args: Any, tally: Tally | None = None) -> Runner:
-        """``run(n)``: call the compiled loop ``lf(n, *args) -> (seconds, err)``, check err."""
+        """``run(n)``: call the compiled loop ``lf(n, *args) -> (seconds..., err)``, one
+        seconds figure per declared metric; raise if err reports a failed MPI call."""
         where = f"{self.spec.name} (group of {self.size})"
 
-        def run(n: int) -> float:
-            seconds, err = lf(n, *args)
+        def run(n: int) -> float | tuple[float, ...]:
+            *seconds, err = lf(n, *args)
             capi.check(err, where)
             if tally is not None:
                 tally.runs.append(n)
-            return float(seconds)
+            return float(seconds[0]) if len(seconds) == 1 else tuple(map(float, seconds))
 
         return run
 
@@ -134,7 +151,8 @@ def map_position(cfg: RunConfig, world_rank: int, nprocs: int) -> int:
 
 def buffer_bytes(spec: BenchmarkSpec, nbytes: int, np_: int, cfg: RunConfig,
                  n0: int) -> float:
-    """Bytes of send plus receive buffer one rank needs at one size (IMB's -mem check)."""
+    """Bytes one rank needs at one size (IMB's -mem check): send plus receive buffer, plus
+    the benchmark's other resources (windows, ...)."""
     init = max(nbytes, 4)
     total = 0.0
     for factor, per_np in ((spec.sendbuf, spec.send_np), (spec.recvbuf, spec.recv_np)):
@@ -144,6 +162,8 @@ def buffer_bytes(spec: BenchmarkSpec, nbytes: int, np_: int, cfg: RunConfig,
                                             cfg.off_cache[1], n0)
             length = max(length, stride * count)
         total += length
+    if spec.other_memory is not None:
+        total += spec.other_memory(nbytes, np_)
     return total
 
 
@@ -173,19 +193,22 @@ class Driver:
             self.run(spec, emit)
 
     def run(self, spec: BenchmarkSpec, emit: Callable[[Measurement], None]) -> None:
-        """Run ``spec`` at each process count; ``emit`` is called on world rank 0.
+        """Run ``spec`` in each of its modes at each process count; ``emit`` is called on
+        world rank 0.
 
-        Any failed size (time-out, out-of-mem) ends the benchmark, later counts included.
+        Modes are run one after the other, as IMB lists a benchmark once per mode. Any failed
+        size (time-out, out-of-mem) ends the benchmark in that mode, later counts included.
         """
         _injected_fault(spec.name, self.world.Get_rank())
-        for np_ in counts_for(spec, self.cfg, self.world.Get_size()):
-            m = self.run_count(spec, np_)
-            if m is not None:
-                emit(m)
-            if self.world.bcast(m.failed if m is not None else None, root=0):
-                break
+        for mode in spec.modes:
+            for np_ in counts_for(spec, self.cfg, self.world.Get_size()):
+                m = self.run_count(spec, np_, mode)
+                if m is not None:
+                    emit(m)
+                if self.world.bcast(m.failed if m is not None else None, root=0):
+                    break
 
-    def run_count(self, spec: BenchmarkSpec, np_: int) -> Measurement | None:
+    def run_count(self, spec: BenchmarkSpec, np_: int, mode: str = "") -> Measurement | None:
         MPI, world, cfg = self.MPI, self.world, self.cfg
         W = world.Get_size()
         ngroups = 1 if cfg.multi is None else max(1, W // np_)
@@ -198,7 +221,7 @@ class Driver:
             if not active:
                 self.idle_barrier()
                 return None
-            m = self._measure(spec, np_, ngroups, int(group_index), gcomm, rcomm)
+            m = self._measure(spec, np_, ngroups, int(group_index), gcomm, rcomm, mode)
             self.idle_barrier()
             if m is not None:
                 m.idle = W - ngroups * np_
@@ -220,17 +243,19 @@ class Driver:
             time.sleep(IDLE_POLL)
 
     def _measure(self, spec: BenchmarkSpec, np_: int, ngroups: int, group_index: int,
-                 gcomm: Any, rcomm: Any) -> Measurement | None:
+                 gcomm: Comm, rcomm: Comm, mode: str) -> Measurement | None:
         MPI, cfg = self.MPI, self.cfg
         sizes = sizes_for(spec, cfg)
         S, B = len(sizes), max(1, cfg.batches)
         is_root = rcomm.Get_rank() == 0
-        ctx = Ctx(MPI, gcomm, cfg, spec, group_index, ngroups)
+        ctx = Ctx(MPI, gcomm, cfg, spec, group_index, ngroups, mode=mode)
+        K = len(spec.metrics)
         reps = np.zeros(S, dtype=np.int64)
         status = [SKIPPED] * S
-        my_times = np.full(S, np.nan)
-        my_samples = np.full((S, B), np.nan)
+        my_times = np.full((S, K), np.nan)
+        my_samples = np.full((S, B, K), np.nan)
         my_iters = np.zeros((S, B), dtype=np.int64)
+        my_prepared: dict[str, np.ndarray] = {}
         defects = np.zeros(S, dtype=np.int64)
         need = np.zeros(S)
         n_user = len(cfg.msglen) if cfg.msglen is not None else 0
@@ -253,7 +278,12 @@ class Driver:
                 break
             ctx.defects = 0
             ctx.n0 = n0
-            with spec.kernel(ctx, nbytes) as run:
+            ctx.prepared = {}
+            with contextlib.ExitStack() as ctx.resources, spec.kernel(ctx, nbytes) as run_all:
+
+                def run(k: int) -> float:  # the first metric: calibration and warm-up
+                    return float(np.atleast_1d(run_all(k))[0])
+
                 if policy == "dynamic" and spec.kind is not Kind.SYNC:
                     n = self._calibrate(spec, run, gcomm, n0, n_prev, nbytes, raw[i], history)
                 elif policy == "dynamic":
@@ -273,23 +303,29 @@ class Driver:
                 for _ in range(N_BARR):
                     gcomm.Barrier()
                 parts = split_batches(n, B)
-                timed = [run(k) for k in parts]
+                timed = np.array([np.atleast_1d(run_all(k)) for k in parts], dtype=np.float64)
             status[i] = OK
             reps[i] = n
             my_iters[i, : len(parts)] = parts
             my_samples[i, : len(parts)] = timed
-            my_times[i] = sum(timed) / n * spec.time_scale
+            my_times[i] = timed.sum(axis=0) / n * spec.time_scale
             defects[i] = ctx.defects
+            for name, value in ctx.prepared.items():
+                my_prepared.setdefault(name, np.full(S, np.nan))[i] = value
             rcomm.Barrier()  # groups start each size together, as with IMB's world barrier
             if cfg.msg_pause:
-                time.sleep(max(my_times[i] * n / 10, 0.1))
+                time.sleep(max(my_times[i, 0] * n / 10, 0.1))
         gathered = rcomm.gather(
-            (my_times, my_samples, my_iters, group_index, self.world.Get_rank(), defects, reps),
-            root=0,
+            (my_times, my_samples, my_iters, group_index, self.world.Get_rank(), defects,
+             my_prepared), root=0,
         )
-        if not is_root:
+        if not is_root or gathered is None:
             return None
-        times, samples, iters, groups, world_ranks, all_defects, _ = zip(*gathered, strict=True)
+        times_, samples_, iters, groups, world_ranks, all_defects, preps = zip(*gathered,
+                                                                              strict=True)
+        times = np.stack(times_, axis=1)  # [size, rank, metric]
+        samples = np.stack(samples_, axis=1)  # [size, rank, batch, metric]
+        names = [m.name for m in spec.metrics]
         return Measurement(
             suite=spec.suite,
             benchmark=spec.name,
@@ -301,10 +337,10 @@ class Driver:
             sizes=np.asarray(sizes, dtype=np.int64),
             repetitions=reps,
             status=status,
-            times=np.stack(times, axis=1),
+            times=times[..., 0],
             group=np.asarray(groups, dtype=np.int64),
             world_ranks=np.asarray(world_ranks, dtype=np.int64),
-            samples=np.stack(samples, axis=1),
+            samples=samples[..., 0],
             batch_iters=np.stack(iters, axis=1),
             time_scale=spec.time_scale,
             bw_scale=spec.bw_scale,
@@ -314,6 +350,13 @@ class Driver:
             checked=cfg.check,
             attrs={"description": spec.description, "bytes_counted": spec.bytes_counted,
                    "backend": capi.active().name},
+            mode=mode,
+            columns=spec.table_columns,
+            metric=names[0],
+            more_times={name: times[..., k] for k, name in enumerate(names) if k},
+            more_samples={name: samples[..., k] for k, name in enumerate(names) if k},
+            prepared={name: np.stack([p.get(name, np.full(S, np.nan)) for p in preps], axis=1)
+                      for name in dict.fromkeys(n for p in preps for n in p)},
         )
 
     def _policy(self, spec: BenchmarkSpec) -> str:

@@ -10,20 +10,36 @@ from __future__ import annotations
 import enum
 import importlib
 import inspect
+import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from beff.core.errors import UsageError
+from beff.results.model import COLUMNS_BY_KIND
 
 if TYPE_CHECKING:
     from beff.imb.driver import Ctx
 
-# A kernel is set up for one message size and yields ``run(n) -> seconds``: the time this
-# rank spent in the timed region over n iterations. It never prints.
-Runner = Callable[[int], float]
+# A kernel is set up for one message size (its per-size preparation: buffers, handles,
+# calibrations recorded with ctx.prepare) and yields ``run(n)``: the seconds this rank spent
+# in the timed region over n iterations, one float per declared metric (a plain float for
+# one metric). It never prints.
+Runner = Callable[[int], "float | tuple[float, ...]"]
 Kernel = Callable[["Ctx", int], AbstractContextManager[Runner]]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A timed figure a kernel yields per run: seconds over the run's iterations."""
+
+    name: str
+    description: str = ""
+    units: str = "s"
+
+
+TIME = Metric("t", "time per iteration on this rank")
 
 
 class Kind(str, enum.Enum):
@@ -64,10 +80,20 @@ class BenchmarkSpec:
     nonaggr: bool = False
     description: str = ""
     bytes_counted: str = ""
+    metrics: tuple[Metric, ...] = (TIME,)
+    columns: tuple[str, ...] = ()  # ids of beff.results.columns; () = the kind's columns
+    modes: tuple[str, ...] = ("",)  # e.g. ("aggregate", "non-aggregate"); "" = no modes
+    # Bytes per rank of resources beyond the send/receive buffers (RMA windows, I/O buffers)
+    # at message length X with NP ranks; they count towards -mem.
+    other_memory: Callable[[int, int], float] | None = None
 
     @property
     def has_bandwidth(self) -> bool:
-        return self.kind in (Kind.SINGLE_TRANSFER, Kind.PARALLEL_TRANSFER, Kind.MSG_RATE)
+        return "mbytes_per_sec" in self.table_columns
+
+    @property
+    def table_columns(self) -> tuple[str, ...]:
+        return self.columns or COLUMNS_BY_KIND[self.kind.value]
 
     def describe(self) -> dict[str, Any]:
         """Plain-data definition, stored with every result and shown by ``beff describe``."""
@@ -83,6 +109,9 @@ class BenchmarkSpec:
             "rooted": self.rooted,
             "description": self.description,
             "bytes_counted": self.bytes_counted,
+            "metrics": [m.name for m in self.metrics],
+            "columns": list(self.table_columns),
+            "modes": [m for m in self.modes if m],
         }
 
 
@@ -95,6 +124,34 @@ SUITE_MODULES: dict[str, tuple[str, ...]] = {
 SUITE_TITLES: dict[str, str] = {
     "mpi1": "IMB-MPI1 (point-to-point and collectives)",
 }
+# Modules outside beff that add suites (comma-separated module names); each calls
+# register_suite() when imported. Read once, when the registry is first used.
+PLUGINS_ENV = "BEFF_PLUGINS"
+_plugins_loaded = False
+
+
+def known_suites() -> list[str]:
+    """Every suite, the plug-ins' included."""
+    _load_plugins()
+    return list(SUITE_MODULES)
+
+
+def register_suite(name: str, title: str, modules: tuple[str, ...]) -> None:
+    """Add a suite whose benchmarks are registered by ``modules`` (in run order)."""
+    SUITE_MODULES[name] = modules
+    SUITE_TITLES[name] = title
+
+
+def _load_plugins() -> None:
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    for module in filter(None, (m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(","))):
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise UsageError(f"{PLUGINS_ENV}: cannot import {module}: {exc}") from None
 
 
 def benchmark(
@@ -118,6 +175,7 @@ def benchmark(
 
 def load_suite(suite: str) -> dict[str, BenchmarkSpec]:
     """Import the suite's kernel modules and return its benchmarks in registration order."""
+    _load_plugins()
     if suite not in SUITE_MODULES:
         known = ", ".join(sorted(SUITE_MODULES))
         raise UsageError(f"unknown suite {suite!r} (known: {known})")
@@ -135,7 +193,8 @@ def load_suite(suite: str) -> dict[str, BenchmarkSpec]:
 
 
 def iter_suites() -> Iterator[tuple[str, dict[str, BenchmarkSpec]]]:
-    for suite in SUITE_MODULES:
+    _load_plugins()
+    for suite in list(SUITE_MODULES):
         yield suite, load_suite(suite)
 
 

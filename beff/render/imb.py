@@ -21,7 +21,8 @@ from rich.table import Table
 
 from beff import __version__
 from beff.core.metadata import format_cpus
-from beff.results import stats
+from beff.results import columns, stats
+from beff.results.effbw import beff_summary
 from beff.results.model import OK, OUT_OF_MEM, TIME_OUT, Measurement, RunRecord
 
 W = 13
@@ -92,24 +93,24 @@ def imb_header(attrs: dict[str, Any], names: Iterable[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _columns(m: Measurement) -> list[str]:
-    kind = m.kind
-    if kind == "sync":
-        cols = ["#repetitions", "t_min[usec]", "t_max[usec]", "t_avg[usec]"]
-    elif kind == "parallel_transfer_msg_rate":
-        cols = ["#bytes", "#repetitions", "Mbytes/sec", "Msg/sec"]
-    elif kind == "single_transfer" and m.multi != 0:
-        cols = ["#bytes", "#repetitions", "t[usec]", "Mbytes/sec"]
-    elif kind in ("single_transfer", "parallel_transfer"):
-        cols = ["#bytes", "#repetitions", "t_min[usec]", "t_max[usec]", "t_avg[usec]",
-                "Mbytes/sec"]
-    else:
-        cols = ["#bytes", "#repetitions", "t_min[usec]", "t_max[usec]", "t_avg[usec]"]
-    if m.multi is not None and m.multi > 0:
-        cols.insert(0, "Group")
-    if m.checked and kind != "sync":
+def table_columns(m: Measurement) -> list[str]:
+    """The IMB text columns of ``m``: its declared columns, where ``t`` (one transfer's time)
+    becomes t_min/t_max/t_avg under ``-multi 0`` (pooled groups), as IMB prints them, and
+    ``defects`` follows in check mode for benchmarks with a message size."""
+    cols: list[str] = []
+    for c in m.columns:
+        cols += ["t_min", "t_max", "t_avg"] if c == "t" and m.multi == 0 else [c]
+    if m.checked and "bytes" in cols:
         cols.append("defects")
     return cols
+
+
+def _cell(col: columns.Column | None, value: float) -> str:
+    if col is None or not math.isfinite(value):
+        return f"{'n/a':>{W}s}"
+    if col.integer:
+        return f"{int(value):{W}d}"
+    return f"{value:{W}.{col.digits}f}"
 
 
 def _procids(ranks: list[int]) -> str:
@@ -124,8 +125,11 @@ def _procids(ranks: list[int]) -> str:
 
 def imb_block(m: Measurement) -> str:
     """One benchmark at one process count in IMB 2021.11's layout."""
-    cols = _columns(m)
-    dash = "#" + "-" * (len(cols) * W - 1)
+    cols = table_columns(m)
+    grouped = m.multi is not None and m.multi > 0
+    headers = (["Group"] if grouped else []) + [
+        c.imb if (c := columns.lookup(cid)) else cid for cid in cols]
+    dash = "#" + "-" * (len(headers) * W - 1)
     name = ("Multi-" if m.ngroups > 1 else "") + m.benchmark
     out = ["", dash, f"# Benchmarking {name} "]
     if m.ngroups > 1:
@@ -143,10 +147,12 @@ def imb_block(m: Measurement) -> str:
     if m.idle:
         s = "" if m.idle == 1 else "es"
         out.append(f"# ( {m.idle} additional process{s} waiting in MPI_Barrier)")
-    out += [dash, "".join(f"{c:>{W}s}" for c in cols)]
-    grouped = m.multi is not None and m.multi > 0
+    out.append(dash)
+    if m.mode:  # as IMB-EXT/RMA/IO: "#    MODE: NON-AGGREGATE "
+        out += ["#", f"#    MODE: {m.mode.upper()} ", "#"]
+    out.append("".join(f"{c:>{W}s}" for c in headers))
     groups: list[int | None] = [*range(m.ngroups)] if grouped else [None]
-    summaries = {g: stats.summarize(m, g) for g in groups}
+    table = {g: columns.values(m, cols, g) for g in groups}
     for i, size in enumerate(m.sizes):
         status = m.status[i]
         if status not in (OK, TIME_OUT, OUT_OF_MEM):
@@ -162,23 +168,10 @@ def imb_block(m: Measurement) -> str:
                 need = m.needed_gb[i] if m.needed_gb is not None else math.nan
                 out.append(prefix + f"{size:{W}d}" + OUT_OF_MEM_TEXT.format(need))
                 continue
-            out.append(prefix + _row(m, summaries[g], i, cols))
+            out.append(prefix + "".join(_cell(columns.lookup(c), table[g][c][i])
+                                        if c in table[g] else _cell(None, math.nan)
+                                        for c in cols))
     return "\n".join(out) + "\n"
-
-
-def _row(m: Measurement, s: stats.Summary, i: int, cols: list[str]) -> str:
-    values = {
-        "#bytes": f"{int(m.sizes[i]):{W}d}",
-        "#repetitions": f"{int(m.repetitions[i]):{W}d}",
-        "t[usec]": f"{s.t_max[i]:{W}.2f}",
-        "t_min[usec]": f"{s.t_min[i]:{W}.2f}",
-        "t_max[usec]": f"{s.t_max[i]:{W}.2f}",
-        "t_avg[usec]": f"{s.t_avg[i]:{W}.2f}",
-        "Mbytes/sec": f"{s.mbytes_per_sec[i]:{W}.2f}",
-        "Msg/sec": f"{s.msg_per_sec[i]:{W}.0f}",
-        "defects": f"{float(m.defects[i]) if m.defects is not None else 0.0:{W}.2f}",
-    }
-    return "".join(values[c] for c in cols if c != "Group")
 
 
 def imb_text(record: RunRecord) -> str:
@@ -233,9 +226,9 @@ def placement_label(m: Measurement, ranks: list[dict[str, Any]]) -> str:
 
 def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Table:
     """A terminal table for one benchmark at one process count."""
-    s = stats.summarize(m)
     spread = stats.batch_spread(m)
-    title = f"{m.suite.upper()} {m.benchmark} — {m.nprocs} processes"
+    mode = f" ({m.mode})" if m.mode else ""
+    title = f"{m.suite.upper()} {m.benchmark}{mode} — {m.nprocs} processes"
     if m.ngroups > 1:
         title += f" × {m.ngroups} groups"
     if m.idle:
@@ -244,33 +237,29 @@ def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Tab
     scale = " × 0.5 (half round trip)" if m.time_scale == 0.5 else ""
     caption.append(f"t = timed loop / repetitions{scale}, over ranks; MB/s with MB = 10^6 B")
     table = Table(title=title, caption="\n".join(c for c in caption if c), box=box.SIMPLE_HEAD)
-    sync = m.kind == "sync"
-    if not sync:
-        table.add_column("bytes", justify="right")
-    table.add_column("reps", justify="right")
-    for name in ("t_min [µs]", "t_max [µs]", "t_avg [µs]"):
-        table.add_column(name, justify="right")
-    if m.kind in ("single_transfer", "parallel_transfer", "parallel_transfer_msg_rate"):
-        table.add_column("MB/s", justify="right")
-    if m.msgrate_factor > 0:
-        table.add_column("msg/s", justify="right")
+    cols = rich_columns(m)
+    for cid in cols:
+        col = columns.lookup(cid)
+        table.add_column(col.label if col else cid, justify="right")
     table.add_column("cv", justify="right")
     if m.checked:
         table.add_column("defects", justify="right")
-    for i, size in enumerate(m.sizes):
+    values = columns.values(m, cols)
+    for i in range(len(m.sizes)):
         status = m.status[i]
         if status not in (OK, TIME_OUT, OUT_OF_MEM):
             continue
-        row = [] if sync else [f"{int(size):,}"]
         if status != OK:
+            row = [f"{int(m.sizes[i]):,}"] if "bytes" in cols else []
             row.append(f"[red]{status}[/red]")
             table.add_row(*row)
             continue
-        row += [str(int(m.repetitions[i])), _fmt(s.t_min[i]), _fmt(s.t_max[i]), _fmt(s.t_avg[i])]
-        if m.kind in ("single_transfer", "parallel_transfer", "parallel_transfer_msg_rate"):
-            row.append(_fmt(s.mbytes_per_sec[i]))
-        if m.msgrate_factor > 0:
-            row.append(_fmt(s.msg_per_sec[i], 0))
+        row = []
+        for cid in cols:
+            col = columns.lookup(cid)
+            v = values[cid][i] if cid in values else math.nan
+            row.append(f"{int(v):,}" if col and col.integer and np.isfinite(v)
+                       else _fmt(v, col.digits if col else 2))
         row.append(_fmt(spread[i] * 100, 1) + "%" if np.isfinite(spread[i]) else "-")
         if m.checked and m.defects is not None:
             d = int(m.defects[i])
@@ -279,7 +268,16 @@ def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Tab
     return table
 
 
-NETWORK_KINDS = ("single_transfer", "parallel_transfer", "parallel_transfer_msg_rate")
+def rich_columns(m: Measurement) -> list[str]:
+    """Terminal columns: the declared ones, with the spread over ranks (t_min, t_max, t_avg)
+    of the first metric in place of ``t``, or after the repetitions when none is declared."""
+    cols: list[str] = []
+    for c in m.columns:
+        cols += ["t_min", "t_max", "t_avg"] if c == "t" else [c]
+    if not {"t_min", "t_max", "t_avg"} & set(cols):
+        at = cols.index("repetitions") + 1 if "repetitions" in cols else 0
+        cols[at:at] = ["t_min", "t_max", "t_avg"]
+    return cols
 
 
 def warnings_for(attrs: dict[str, Any], measurements: Iterable[Measurement] = (),
@@ -300,7 +298,8 @@ def warnings_for(attrs: dict[str, Any], measurements: Iterable[Measurement] = ()
     else:
         for m in measurements:
             groups = placement_groups(m, ranks or [])
-            if m.kind in NETWORK_KINDS and groups and not any(g["inter_node"] for g in groups):
+            network = "mbytes_per_sec" in m.columns  # a transfer between ranks
+            if network and groups and not any(g["inter_node"] for g in groups):
                 where = "; ".join(_ranks_on(g) for g in groups[:4])
                 more = f"; ... {len(groups) - 4} more groups" if len(groups) > 4 else ""
                 out.append(f"{m.benchmark} ({m.nprocs} processes) ran inside one node "
@@ -366,7 +365,7 @@ def footer(attrs: dict[str, Any], console: Console, measurements: Iterable[Measu
 # ----------------------------------------------------------------------------- JSON / CSV
 CSV_FIELDS = ["suite", "benchmark", "nprocs", "ngroups", "group", "bytes", "repetitions",
               "t_min_us", "t_max_us", "t_avg_us", "mbytes_per_sec", "msg_per_sec", "status",
-              "defects"]
+              "defects", "mode"]  # mode came with schema 2: last, so old readers keep working
 
 
 def _clean(x: Any) -> Any:
@@ -376,16 +375,21 @@ def _clean(x: Any) -> Any:
 
 
 def measurement_rows(m: Measurement) -> list[dict[str, Any]]:
-    """Flat rows (one per size, and per group with -multi 1)."""
+    """Flat rows (one per size, and per group with -multi 1): the standard figures, then any
+    further column the benchmark declared (JSON only; CSV keeps its fixed fields)."""
     grouped = m.multi is not None and m.multi > 0
     rows = []
+    standard = {"bytes", "repetitions", "t", "t_min", "t_max", "t_avg", "mbytes_per_sec",
+                "msg_per_sec", "defects"}
+    more = [c for c in m.columns if c not in standard]
     for g in list(range(m.ngroups)) if grouped else [None]:
         s = stats.summarize(m, g)
+        extra = columns.values(m, more, g)
         for i, size in enumerate(m.sizes):
             if m.status[i] not in (OK, TIME_OUT, OUT_OF_MEM):
                 continue
             rows.append({
-                "suite": m.suite, "benchmark": m.benchmark, "nprocs": m.nprocs,
+                "suite": m.suite, "benchmark": m.benchmark, "mode": m.mode, "nprocs": m.nprocs,
                 "ngroups": m.ngroups, "group": "all" if g is None else g, "bytes": int(size),
                 "repetitions": int(m.repetitions[i]),
                 "t_min_us": _clean(float(s.t_min[i])), "t_max_us": _clean(float(s.t_max[i])),
@@ -393,13 +397,16 @@ def measurement_rows(m: Measurement) -> list[dict[str, Any]]:
                 "mbytes_per_sec": _clean(float(s.mbytes_per_sec[i])),
                 "msg_per_sec": _clean(float(s.msg_per_sec[i])), "status": m.status[i],
                 "defects": int(m.defects[i]) if m.defects is not None else None,
+                **{c.key: _clean(float(extra[c.id][i]))
+                   for cid in more if (c := columns.lookup(cid)) and cid in extra},
             })
     return rows
 
 
 def csv_text(measurements: Iterable[Measurement], header: bool = True) -> str:
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
+    writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n",
+                            extrasaction="ignore")
     if header:
         writer.writeheader()
     for m in measurements:
@@ -426,14 +433,6 @@ def json_doc(record: RunRecord) -> dict[str, Any]:
     if summary is not None:
         doc["beff"] = summary
     return doc
-
-
-def beff_summary(record: RunRecord) -> dict[str, Any] | None:
-    """The derived b_eff numbers of a ``beff run`` file (None for other files)."""
-    if not record.beff or "summary" not in record.beff:
-        return None
-    value = record.beff["summary"]
-    return dict(json.loads(value)) if isinstance(value, str) else None
 
 
 def json_text(record: RunRecord) -> str:

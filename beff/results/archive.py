@@ -18,15 +18,20 @@ import numpy as np
 
 from beff.core.errors import BeffError
 from beff.results import stats
+from beff.results.effbw import BeffRecord
 from beff.results.model import Measurement, RunRecord
 
-SCHEMA_VERSION = 1
+# Format history (share/schema/CHANGES.md has the details):
+#   1: IMB results per benchmark and process count; b_eff's figures as a JSON attribute.
+#   2: modes, declared columns, further metrics and per-size preparation per measurement;
+#      /beff holds typed data only, and b_eff's figures are derived on reading.
+SCHEMA_VERSION = 2
 FORMAT_NAME = "beff-results"
 # Root attributes stored as JSON text.
 JSON_ATTRS = ("command_line", "config", "config_sources", "versions", "mpi", "host", "env",
               "placement", "overhead")
-RANK_COLUMNS = ("rank", "host", "cpus", "numa", "local_rank", "local_size", "node", "pid",
-                "memory_bytes")
+RANK_COLUMNS = {"rank": "1", "host": "", "cpus": "", "numa": "", "local_rank": "1",
+                "local_size": "1", "node": "1", "pid": "1", "memory_bytes": "B"}  # and units
 
 _STR = h5py.string_dtype()
 FULL_DISK_BYTES = 1 << 20
@@ -45,10 +50,6 @@ def _reason(path: Path, exc: BaseException) -> str:
     if free < FULL_DISK_BYTES:
         return f"No space left on device ({free} bytes free); HDF5 said: {exc}"
     return str(exc)
-
-
-def _attr(value: Any) -> Any:
-    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list, tuple)) else value
 
 
 class ResultFile:
@@ -73,12 +74,13 @@ class ResultFile:
             for key, value in attrs.items():
                 f.attrs[key] = json.dumps(value, sort_keys=True) if key in JSON_ATTRS else value
             g = f.create_group("ranks")
-            for col in RANK_COLUMNS:
+            for col, units in RANK_COLUMNS.items():
                 values = [r.get(col, "") for r in ranks]
                 if values and isinstance(values[0], str):
-                    g.create_dataset(col, data=np.array(values, dtype=object), dtype=_STR)
+                    d = g.create_dataset(col, data=np.array(values, dtype=object), dtype=_STR)
                 else:
-                    g.create_dataset(col, data=np.asarray(values, dtype=np.int64))
+                    d = g.create_dataset(col, data=np.asarray(values, dtype=np.int64))
+                d.attrs["units"] = units
             f.create_group("results")
 
     def set_attrs(self, **attrs: Any) -> None:
@@ -98,19 +100,18 @@ class ResultFile:
                 from exc
         self.count += 1
 
-    def add_group(self, name: str, attrs: dict[str, Any],
-                  datasets: dict[str, tuple[np.ndarray, str]]) -> None:
-        """Write a free-form group (e.g. b_eff's tables): datasets carry a ``units`` attribute."""
-        with h5py.File(self.path, "a") as f:
-            if name in f:
-                del f[name]
-            g = f.create_group(name)
-            for key, value in attrs.items():
-                g.attrs[key] = _attr(value)
-            for key, (data, units) in datasets.items():
-                d = g.create_dataset(key, data=data)
-                d.attrs["units"] = units
-            f.flush()
+    def add_beff(self, rec: BeffRecord) -> None:
+        """Write (or rewrite, after each repetition) the /beff group of a ``beff run``."""
+        try:
+            with h5py.File(self.path, "a") as f:
+                if "beff" in f:
+                    del f["beff"]
+                write_beff(f.create_group("beff"), rec)
+                f.attrs["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                f.flush()
+        except (OSError, RuntimeError) as exc:  # h5py raises both
+            raise BeffError(f"cannot write results to {self.path}: {_reason(self.path, exc)}") \
+                from exc
 
     def finish(self, status: str) -> None:
         self.set_attrs(status=status,
@@ -141,11 +142,16 @@ def write_measurement(results: h5py.Group, m: Measurement, order: int) -> None:
         "msgrate_factor": m.msgrate_factor,
         "checked": m.checked,
         "extra": json.dumps(m.attrs, sort_keys=True),
+        "mode": m.mode,
+        "columns": json.dumps(list(m.columns)),
+        "metrics": json.dumps(list(m.metrics)),
     })
     summary = stats.summarize(m)
     _dataset(g, "bytes", m.sizes, "B", "message length X")
     _dataset(g, "repetitions", m.repetitions, "1", "iterations timed per size (rank 0's group)")
-    g.create_dataset("status", data=np.array(m.status, dtype=object), dtype=_STR)
+    d = g.create_dataset("status", data=np.array(m.status, dtype=object), dtype=_STR)
+    d.attrs["units"] = ""
+    d.attrs["description"] = "ok, time-out, out-of-mem or skipped, per size"
     _dataset(g, "t_min", summary.t_min, "us", "min over ranks of the reported time")
     _dataset(g, "t_max", summary.t_max, "us", "max over ranks of the reported time")
     _dataset(g, "t_avg", summary.t_avg, "us", "mean over ranks of the reported time")
@@ -162,11 +168,84 @@ def write_measurement(results: h5py.Group, m: Measurement, order: int) -> None:
         _dataset(g, "needed_gb", m.needed_gb, "GiB", "buffer memory per rank (IMB -mem check)")
     if m.defects is not None:
         _dataset(g, "defects", m.defects, "B", "received bytes that differed (--check)")
+    for name in m.more_times:
+        _dataset(g, f"times_{name}", m.more_times[name], "s",
+                 f"metric {name}: per size and rank, timed seconds / repetitions * time_scale")
+        _dataset(g, f"samples_{name}", m.more_samples[name], "s",
+                 f"metric {name}: raw timed seconds per size, rank and batch")
+    for name, values in m.prepared.items():
+        _dataset(g, f"prepared_{name}", values, "1",
+                 f"per size and rank: {name}, recorded by the kernel's per-size preparation")
+
+
+# /beff: scalar inputs as attributes, per-method and per-pattern names as string datasets,
+# arrays as datasets with units and a description. Derived figures are not stored.
+BEFF_SCALARS = ("nprocs", "memory_per_proc", "memory_source", "lmax", "seed", "repetitions",
+                "repetitions_done", "time_per_loop", "short", "hugepages", "pingpong_index",
+                "runtime_s")
+BEFF_NAMES = {
+    "methods": "method names, in measuring order",
+    "method_labels": "method labels of b_eff 3.6's tables",
+    "labels": "pattern labels",
+    "kinds": "pattern kind: ring, random or info",
+    "uname": "sysname, nodename, release, version, machine of rank 0",
+}
+BEFF_ARRAYS: dict[str, tuple[str, str]] = {
+    "official": ("1", "per method: 1 if it enters b_eff"),
+    "lengths": ("B", "message lengths L"),
+    "bw_min": ("B/s", "[rep, L, pattern, method] min over ranks of L*looplng*sr_count/time"),
+    "bw_avg": ("B/s", "[rep, L, pattern, method] mean over participating ranks"),
+    "bw_max": ("B/s", "[rep, L, pattern, method] max over ranks"),
+    "scale": ("1", "[pattern] all_msg_cnt / sr_count of rank 0"),
+    "all_msg_cnt": ("1", "[pattern] messages per iteration over all ranks"),
+    "sr_count": ("1", "[pattern] messages rank 0 sends per iteration"),
+    "participate_cnt": ("1", "[pattern] participating ranks"),
+    "looplng": ("1", "[rep, L, method] iterations per loop"),
+    "loop_time": ("s", "[rep, L, method] rank 0's loop time summed over patterns"),
+    "loop_min": ("s", "[rep, L, method] rank 0's shortest pattern loop"),
+    "loop_max": ("s", "[rep, L, method] rank 0's longest pattern loop"),
+    "shortened": ("1", "[rep] the 60-second rule shortened the two largest lengths"),
+    "best_method": ("1", "[rep, pattern] method used at the shortened lengths (-1: all)"),
+    "cross_node": ("1", "[pattern, 2] messages per iteration over all ranks, and those "
+                   "crossing nodes"),
+    "dims2": ("1", "2-d process grid"),
+    "dims3": ("1", "3-d process grid"),
+    "random_perm": ("1", "[random pattern, rank] the random permutations"),
+}
+
+
+def write_beff(g: h5py.Group, rec: BeffRecord) -> None:
+    for key in BEFF_SCALARS:
+        g.attrs[key] = getattr(rec, key)
+    for key, what in BEFF_NAMES.items():
+        d = g.create_dataset(key, data=np.array(getattr(rec, key), dtype=object), dtype=_STR)
+        d.attrs["units"] = ""
+        d.attrs["description"] = what
+    for key, (units, what) in BEFF_ARRAYS.items():
+        value = getattr(rec, key)
+        if value is not None:
+            _dataset(g, key, np.asarray(value, dtype=np.int64) if key == "official" else
+                     np.asarray(value), units, what)
+
+
+def read_beff(g: h5py.Group) -> BeffRecord:
+    kwargs: dict[str, Any] = {k: _decode(g.attrs[k]) for k in BEFF_SCALARS}
+    for key in BEFF_NAMES:
+        kwargs[key] = [_decode(v) for v in g[key][()]]
+    for key in BEFF_ARRAYS:
+        kwargs[key] = g[key][()] if key in g else None
+    kwargs["official"] = [bool(x) for x in kwargs["official"]]
+    for key in ("dims2", "dims3"):
+        kwargs[key] = [int(x) for x in kwargs[key]]
+    for key in ("short", "hugepages"):
+        kwargs[key] = bool(kwargs[key])
+    return BeffRecord(**kwargs)
 
 
 def read_measurement(g: h5py.Group) -> Measurement:
     a = g.attrs
     multi = int(a["multi"])
+    metrics = json.loads(a["metrics"]) if "metrics" in a else ["t"]
     return Measurement(
         suite=str(a["suite"]),
         benchmark=str(a["benchmark"]),
@@ -190,6 +269,13 @@ def read_measurement(g: h5py.Group) -> Measurement:
         needed_gb=g["needed_gb"][()] if "needed_gb" in g else None,
         checked=bool(a["checked"]),
         attrs=json.loads(a.get("extra", "{}")),
+        # Schema 1 had neither modes nor declared columns nor further metrics.
+        mode=str(a.get("mode", "")),
+        columns=tuple(json.loads(a["columns"])) if "columns" in a else (),
+        metric=metrics[0],
+        more_times={n: g[f"times_{n}"][()] for n in metrics[1:]},
+        more_samples={n: g[f"samples_{n}"][()] for n in metrics[1:]},
+        prepared={k[len("prepared_"):]: g[k][()] for k in g if k.startswith("prepared_")},
     )
 
 
@@ -230,14 +316,9 @@ def load(path: str | Path) -> RunRecord:
             f["results"].visititems(visit)
         record = RunRecord(attrs=attrs, ranks=ranks,
                            measurements=[m for _, m in sorted(found, key=lambda t: t[0])])
-        if "beff" in f:
-            record.beff = read_group(f["beff"])
+        if "beff" in f and version >= 2:
+            record.beff = read_beff(f["beff"])
+        elif "beff" in f and "summary" in f["beff"].attrs:
+            # Schema 1 stored b_eff's derived figures as JSON; they are read as they were.
+            record.beff_v1_summary = json.loads(_decode(f["beff"].attrs["summary"]))
     return record
-
-
-def read_group(g: h5py.Group) -> dict[str, Any]:
-    """A free-form group as nested dicts of attributes and numpy arrays."""
-    out: dict[str, Any] = {k: _decode(v) for k, v in g.attrs.items()}
-    for key, item in g.items():
-        out[key] = read_group(item) if isinstance(item, h5py.Group) else item[()]
-    return out

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from beff.render.imb import beff_summary
 from beff.results import stats
+from beff.results.effbw import beff_summary
 from beff.results.model import OK, Measurement, RunRecord
 
 # Metadata that must match for a fair comparison (pyperf's "checked metadata" idea).

@@ -3,15 +3,29 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from beff.results.effbw import BeffRecord
 
 # Status of one message size.
 OK = "ok"
 TIME_OUT = "time-out"
 OUT_OF_MEM = "out-of-mem"
 SKIPPED = "skipped"
+
+# The table columns of IMB's benchmark classes (ids of beff.results.columns). A benchmark
+# declares its own, or takes its class's; files of schema v1, which did not store them,
+# get them from here.
+COLUMNS_BY_KIND: dict[str, tuple[str, ...]] = {
+    "single_transfer": ("bytes", "repetitions", "t", "mbytes_per_sec"),
+    "parallel_transfer": ("bytes", "repetitions", "t_min", "t_max", "t_avg", "mbytes_per_sec"),
+    "parallel_transfer_msg_rate": ("bytes", "repetitions", "mbytes_per_sec", "msg_per_sec"),
+    "collective": ("bytes", "repetitions", "t_min", "t_max", "t_avg"),
+    "sync": ("repetitions", "t_min", "t_max", "t_avg"),
+}
 
 
 @dataclass
@@ -21,7 +35,11 @@ class Measurement:
     ``times[s, r]`` is rank r's reported time per iteration in seconds (timed seconds divided
     by the repetitions, times the spec's time_scale); NaN where the size was not measured.
     ``samples[s, r, b]`` are rank r's raw timed seconds of batch b (``batch_iters[s, r, b]``
-    iterations), before any scaling.
+    iterations), before any scaling. Both hold the benchmark's first metric (``metric``,
+    "t" for IMB-MPI1); further metrics (NBC's t_pure, t_CPU ...) are in ``more_times`` and
+    ``more_samples`` under their names, shaped alike. ``prepared[name][s, r]`` holds what a
+    kernel's per-size preparation recorded (e.g. a calibration). ``mode`` is the mode axis
+    ("" for benchmarks without modes); ``columns`` the table columns the benchmark declared.
     """
 
     suite: str
@@ -46,11 +64,31 @@ class Measurement:
     needed_gb: np.ndarray | None = None
     checked: bool = False
     attrs: dict[str, Any] = field(default_factory=dict)
+    mode: str = ""
+    columns: tuple[str, ...] = ()
+    metric: str = "t"
+    more_times: dict[str, np.ndarray] = field(default_factory=dict)
+    more_samples: dict[str, np.ndarray] = field(default_factory=dict)
+    prepared: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.columns:
+            self.columns = COLUMNS_BY_KIND.get(self.kind, COLUMNS_BY_KIND["collective"])
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """Names of the timed metrics, the first one being ``times``."""
+        return (self.metric, *self.more_times)
+
+    def metric_times(self, name: str) -> np.ndarray:
+        """[size, rank] seconds per iteration of metric ``name``."""
+        return self.times if name == self.metric else self.more_times[name]
 
     @property
     def key(self) -> str:
         """Stable group name inside the result file."""
-        return f"{self.suite}/{self.benchmark}/np{self.nprocs}" + (
+        mode = f"/{self.mode}" if self.mode else ""
+        return f"{self.suite}/{self.benchmark}{mode}/np{self.nprocs}" + (
             f"-multi{self.multi}" if self.multi is not None else ""
         )
 
@@ -67,4 +105,5 @@ class RunRecord:
     attrs: dict[str, Any]
     measurements: list[Measurement] = field(default_factory=list)
     ranks: list[dict[str, Any]] = field(default_factory=list)
-    beff: dict[str, Any] | None = None
+    beff: BeffRecord | None = None
+    beff_v1_summary: dict[str, Any] | None = None  # schema 1 files: stored figures

@@ -36,13 +36,16 @@ def _reduce(times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return np.nanmin(times, axis=1), np.nanmax(times, axis=1), np.nanmean(times, axis=1)
 
 
-def summarize(m: Measurement, group: int | None = None) -> Summary:
-    """t_min/t_max/t_avg over ranks (of one group if given; ``-multi 0`` pools all groups).
+def summarize(m: Measurement, group: int | None = None, metric: str | None = None) -> Summary:
+    """t_min/t_max/t_avg over ranks (of one group if given; ``-multi 0`` pools all groups),
+    of the first metric or of ``metric``.
 
     Mbytes/sec = bw_scale * X / t_max / 10^6. For message-rate benchmarks (Uniband, Biband)
     Msg/sec = msgrate_factor / t_max and Mbytes/sec = Msg/sec * X / 10^6, as in IMB.
     """
-    times = m.times if group is None else m.times[:, m.group == group]
+    times = m.times if metric is None else m.metric_times(metric)
+    if group is not None:
+        times = times[:, m.group == group]
     t_min, t_max, t_avg = _reduce(times)
     sizes = m.sizes.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):

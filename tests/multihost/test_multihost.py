@@ -40,6 +40,7 @@ import pytest
 from beff.render import imb as report
 from beff.results import stats
 from beff.results.archive import load
+from beff.results.effbw import beff_summary
 from beff.results.model import OK, Measurement
 from tests.mpirun import launcher, mpi_env
 
@@ -356,8 +357,8 @@ def test_beff_run_quick(cluster: Cluster, launch: Launch) -> None:
     assert_two_hosts_two_ranks_each(path)
     record = load(path)
     assert record.beff is not None, "no /beff group in the result file"
-    summary = record.beff["summary"]
-    summary = json.loads(summary) if isinstance(summary, str) else summary
+    summary = beff_summary(record)
+    assert summary is not None
     for key in ("b_eff_MBps", "pingpong_latency_us", "pingpong_bandwidth_MBps"):
         assert math.isfinite(summary[key]) and summary[key] > 0, (key, summary[key])
     shares = [p["cross_node_share"] for p in summary["patterns"]]

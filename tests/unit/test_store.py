@@ -1,4 +1,4 @@
-"""The HDF5 archive: schema round trip and the golden file of every schema version."""
+"""The HDF5 archive: schema round trip, and the golden file of every schema version."""
 
 from pathlib import Path
 
@@ -8,20 +8,21 @@ import pytest
 
 from beff.results import stats
 from beff.results.archive import SCHEMA_VERSION, load
-from tests.data.make_golden import RANKS, measurements, write
+from beff.results.effbw import beff_summary
+from tests.data.current_writer import RANKS, beff_record, measurements, write, write_beff
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def structure(path: Path) -> dict[str, object]:
-    """Names of groups, datasets and attributes, and dataset units."""
+    """Names of groups, datasets and attributes, dataset units and dtypes kinds."""
     out: dict[str, object] = {}
     with h5py.File(path, "r") as f:
         out["/"] = sorted(k for k in f.attrs if k not in ("updated", "finished"))
 
         def visit(name: str, obj: object) -> None:
             if isinstance(obj, h5py.Dataset):
-                out[name] = obj.attrs.get("units", "")
+                out[name] = (obj.attrs.get("units"), obj.dtype.kind, obj.shape)
             elif isinstance(obj, h5py.Group):
                 out[name] = sorted(obj.attrs)
 
@@ -29,27 +30,59 @@ def structure(path: Path) -> dict[str, object]:
     return out
 
 
-@pytest.mark.parametrize("version", range(1, SCHEMA_VERSION + 1))
-def test_golden_file_of_every_schema_version_loads(version: int) -> None:
-    record = load(DATA / f"golden-schema-v{version}.h5")
-    assert record.attrs["schema_version"] == version
+def test_schema_1_golden_file_loads() -> None:
+    record = load(DATA / "golden-schema-v1.h5")
+    assert record.attrs["schema_version"] == 1
     assert [m.benchmark for m in record.measurements] == ["PingPong", "Sendrecv"]
     pp = record.measurements[0]
     assert pp.time_scale == 0.5 and pp.idle == 1
     assert stats.summarize(pp).t_max[3] == pytest.approx(2.5)
+    # schema 1 stored no columns: they come from the benchmark class
+    assert pp.columns == ("bytes", "repetitions", "t", "mbytes_per_sec")
+    assert pp.mode == "" and pp.metrics == ("t",)
     assert record.measurements[1].status[2] == "time-out"
     assert record.ranks[2]["host"] == "hostB"
     assert record.attrs["placement"]["nodes"] == 2
 
 
-def test_writer_produces_the_golden_structure(tmp_path: Path) -> None:
+def test_schema_2_golden_imb_file_loads() -> None:
+    record = load(DATA / "golden-schema-v2-imb.h5")
+    assert record.attrs["schema_version"] == 2 == SCHEMA_VERSION
+    assert [m.benchmark for m in record.measurements] == ["PingPong", "Sendrecv", "Overlap"]
+    assert stats.summarize(record.measurements[0]).t_max[3] == pytest.approx(2.5)
+    ov = record.measurements[2]
+    assert ov.mode == "aggregate" and ov.key == "golden/Overlap/aggregate/np2"
+    assert ov.metrics == ("t_ovrl", "t_pure", "t_CPU")
+    assert ov.columns == ("bytes", "repetitions", "t_ovrl", "t_pure", "t_CPU")
+    assert stats.summarize(ov, metric="t_pure").t_max[3] == pytest.approx(5.0)
+    assert ov.prepared["cpu_loops"][2, 1] == 21.0
+    assert ov.attrs["backend"] == "jit"
+
+
+def test_schema_2_golden_beff_file_derives_b_eff() -> None:
+    record = load(DATA / "golden-schema-v2-beff.h5")
+    summary = beff_summary(record)
+    assert summary is not None
+    # By hand: b = bw_min * scale, max over repetitions (rep 1 is 1.1x) and methods, then the
+    # mean over the 3 lengths; b_eff = sqrt(ring * random) with one pattern each.
+    lengths = np.array([1, 1024, 1 << 17])
+    b_p = ((lengths * 1e3 + 1e6) * 1.1 * 2.0).mean()
+    assert summary["b_eff_MBps"] == pytest.approx(b_p / 1e6, rel=1e-12)
+    assert summary["pingpong_latency_us"] == pytest.approx(1e6 / ((1e3 + 1e6) * 1.1))
+    assert [p["cross_node_share"] for p in summary["patterns"]] == [0.0, 0.5, 0.0]
+    assert summary["final_line"].startswith("b_effSHORT = ")
+    assert summary["final_line"].endswith("on Linux golden 6 #1 x86_64")
+
+
+@pytest.mark.parametrize("name, writer", [("imb", write), ("beff", write_beff)])
+def test_writer_produces_the_golden_structure(tmp_path: Path, name: str, writer: object) -> None:
     path = tmp_path / "now.h5"
-    write(path)
-    golden = DATA / f"golden-schema-v{SCHEMA_VERSION}.h5"
+    writer(path)  # type: ignore[operator]
+    golden = DATA / f"golden-schema-v{SCHEMA_VERSION}-{name}.h5"
     assert structure(path) == structure(golden)
 
 
-def test_round_trip_keeps_raw_samples(tmp_path: Path) -> None:
+def test_round_trip_keeps_raw_samples_and_every_metric(tmp_path: Path) -> None:
     path = tmp_path / "rt.h5"
     write(path)
     record = load(path)
@@ -59,18 +92,44 @@ def test_round_trip_keeps_raw_samples(tmp_path: Path) -> None:
         np.testing.assert_array_equal(before.samples, after.samples)
         np.testing.assert_array_equal(before.batch_iters, after.batch_iters)
         assert before.status == after.status
+        assert (before.mode, before.columns, before.metrics) == (
+            after.mode, after.columns, after.metrics)
+        for name in before.more_times:
+            np.testing.assert_array_equal(before.more_samples[name], after.more_samples[name])
+        for name in before.prepared:
+            np.testing.assert_array_equal(before.prepared[name], after.prepared[name])
     assert record.ranks == [{**r} for r in RANKS]
     assert record.attrs["status"] == "complete"
 
 
-def test_units_are_attributes(tmp_path: Path) -> None:
-    path = tmp_path / "u.h5"
-    write(path)
-    with h5py.File(path, "r") as f:
-        g = f["results/mpi1/PingPong/np2"]
-        assert g["t_max"].attrs["units"] == "us"
-        assert g["bandwidth"].attrs["units"].startswith("MB/s")
-        assert g["samples"].attrs["units"] == "s"
+def test_beff_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "b.h5"
+    write_beff(path)
+    rec = load(path).beff
+    assert rec is not None
+    before = beff_record()
+    np.testing.assert_array_equal(rec.bw_min, before.bw_min)
+    assert rec.labels == before.labels and rec.official == before.official
+    assert rec.seed == 7 and rec.short is True
+
+
+def test_every_dataset_has_units(tmp_path: Path) -> None:
+    for writer in (write, write_beff):
+        path = tmp_path / f"u-{writer.__name__}.h5"
+        writer(path)
+        with h5py.File(path, "r") as f:
+            names = _datasets(f)
+            assert names and [n for n in names if "units" not in f[n].attrs] == []
+            if "results/mpi1/PingPong/np2" in f:
+                g = f["results/mpi1/PingPong/np2"]
+                assert g["t_max"].attrs["units"] == "us"
+                assert g["bandwidth"].attrs["units"].startswith("MB/s")
+
+
+def _datasets(f: h5py.File) -> list[str]:
+    names: list[str] = []
+    f.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+    return names
 
 
 def test_a_file_that_is_not_beff_is_refused(tmp_path: Path) -> None:

@@ -1,0 +1,123 @@
+"""Table columns: what a benchmark declares it yields, computed from a measurement's data.
+
+A column is an id (stored with every measurement), its IMB text header, its label in rich
+tables and JSON/CSV, and a function of the measurement (and group) that gives one value per
+message size. Renderers look columns up here and never decide by benchmark class. A suite
+with figures of its own registers its columns with :func:`column` next to its kernels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from beff.results import stats
+from beff.results.model import Measurement
+
+Compute = Callable[[Measurement, "int | None"], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One table column: ``compute(m, group)`` gives its value per size (NaN: no value)."""
+
+    id: str
+    imb: str  # IMB text header, e.g. "t_min[usec]"
+    label: str  # rich table header
+    key: str  # JSON/CSV field name
+    compute: Compute
+    digits: int = 2
+    integer: bool = False
+
+
+COLUMNS: dict[str, Column] = {}
+
+
+def column(id: str, imb: str, label: str, key: str | None = None, digits: int = 2,
+           integer: bool = False) -> Callable[[Compute], Compute]:
+    """Register ``compute`` as column ``id``."""
+
+    def wrap(compute: Compute) -> Compute:
+        COLUMNS[id] = Column(id, imb, label, key or id, compute, digits, integer)
+        return compute
+
+    return wrap
+
+
+def lookup(id: str) -> Column | None:
+    return COLUMNS.get(id)
+
+
+def values(m: Measurement, ids: tuple[str, ...] | list[str],
+           group: int | None = None) -> dict[str, np.ndarray]:
+    """Every known column of ``ids`` for ``m`` (and ``group``), one array per column."""
+    out = {}
+    for cid in ids:
+        col = COLUMNS.get(cid)
+        if col is not None:
+            out[cid] = np.asarray(col.compute(m, group), dtype=np.float64)
+    return out
+
+
+@column("bytes", "#bytes", "bytes", key="bytes", integer=True)
+def _bytes(m: Measurement, group: int | None) -> np.ndarray:
+    return m.sizes.astype(np.float64)
+
+
+@column("repetitions", "#repetitions", "reps", key="repetitions", integer=True)
+def _reps(m: Measurement, group: int | None) -> np.ndarray:
+    return m.repetitions.astype(np.float64)
+
+
+@column("t", "t[usec]", "t [µs]", key="t_us")
+def _t(m: Measurement, group: int | None) -> np.ndarray:
+    return stats.summarize(m, group).t_max  # IMB's t[usec] is the slower rank's time
+
+
+@column("t_min", "t_min[usec]", "t_min [µs]", key="t_min_us")
+def _t_min(m: Measurement, group: int | None) -> np.ndarray:
+    return stats.summarize(m, group).t_min
+
+
+@column("t_max", "t_max[usec]", "t_max [µs]", key="t_max_us")
+def _t_max(m: Measurement, group: int | None) -> np.ndarray:
+    return stats.summarize(m, group).t_max
+
+
+@column("t_avg", "t_avg[usec]", "t_avg [µs]", key="t_avg_us")
+def _t_avg(m: Measurement, group: int | None) -> np.ndarray:
+    return stats.summarize(m, group).t_avg
+
+
+@column("mbytes_per_sec", "Mbytes/sec", "MB/s", key="mbytes_per_sec")
+def _mbps(m: Measurement, group: int | None) -> np.ndarray:
+    return stats.summarize(m, group).mbytes_per_sec
+
+
+@column("msg_per_sec", "Msg/sec", "msg/s", key="msg_per_sec", digits=0)
+def _msgs(m: Measurement, group: int | None) -> np.ndarray:
+    return stats.summarize(m, group).msg_per_sec
+
+
+@column("defects", "defects", "defects", key="defects")
+def _defects(m: Measurement, group: int | None) -> np.ndarray:
+    if m.defects is None:
+        return np.zeros(len(m.sizes))
+    return m.defects.astype(np.float64)
+
+
+def metric_column(metric: str, stat: str = "max") -> str:
+    """Register (once) and return the id of a column of metric ``metric``'s min/max/avg over
+    ranks, in microseconds: e.g. ``t_pure`` -> header ``t_pure[usec]``."""
+    cid = metric if stat == "max" else f"{metric}_{stat}"
+    if cid not in COLUMNS:
+        header = f"{cid}[usec]"
+
+        def compute(m: Measurement, group: int | None) -> np.ndarray:
+            s = stats.summarize(m, group, metric)
+            return {"min": s.t_min, "max": s.t_max, "avg": s.t_avg}[stat]
+
+        column(cid, header, f"{cid} [µs]", key=f"{cid}_us")(compute)
+    return cid

@@ -1,0 +1,136 @@
+"""b_eff's results: the record ``beff run`` stores, and the figures derived from it.
+
+The record holds what was measured and decided (the plan, per-rank bandwidth reductions,
+loop lengths, pattern facts); :func:`summarize` derives b_eff and every other figure from it
+with beff.patterns' reduction, whenever a report needs them. Nothing derived is stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from beff.patterns import final_line, memory_mib, reduce_beff
+from beff.results.model import RunRecord
+
+MB = 1e6
+
+
+@dataclass
+class BeffRecord:
+    """One ``beff run``: b_eff 3.6's inputs and raw reductions (arrays are [rep, len, pat,
+    method] unless said otherwise; bandwidths in bytes/s)."""
+
+    nprocs: int
+    memory_per_proc: int
+    memory_source: str
+    lmax: int
+    seed: int
+    repetitions: int
+    repetitions_done: int
+    time_per_loop: float
+    short: bool
+    hugepages: bool
+    methods: list[str]  # method names, in measuring order
+    method_labels: list[str]
+    official: list[bool]  # per method: enters b_eff
+    labels: list[str]  # per pattern
+    kinds: list[str]  # per pattern: ring, random, info
+    pingpong_index: int  # the pattern of the 1-byte ping-pong pair (-1: none)
+    uname: list[str]  # sysname, nodename, release, version, machine of rank 0
+    lengths: np.ndarray  # [len] bytes
+    bw_min: np.ndarray  # min over ranks of the per-rank bandwidth
+    bw_avg: np.ndarray
+    bw_max: np.ndarray
+    scale: np.ndarray  # [pat] all_msg_cnt / sr_count of rank 0
+    all_msg_cnt: np.ndarray
+    sr_count: np.ndarray
+    participate_cnt: np.ndarray
+    looplng: np.ndarray  # [rep, len, method]
+    loop_time: np.ndarray
+    loop_min: np.ndarray
+    loop_max: np.ndarray
+    shortened: np.ndarray  # [rep] the 60-second rule fired
+    best_method: np.ndarray  # [rep, pat]
+    cross_node: np.ndarray  # [pat, 2]: messages sent per iteration over all ranks, crossing
+    runtime_s: float = 0.0
+    dims2: list[int] = field(default_factory=list)
+    dims3: list[int] = field(default_factory=list)
+    random_perm: np.ndarray | None = None  # [random pattern, rank]
+
+    @property
+    def mode(self) -> str:
+        return "b_effSHORT" if self.short else "b_eff"
+
+    def pattern_b(self) -> np.ndarray:
+        """b[rep, len, pat, meth] in bytes/s: min over ranks times all_msg_cnt / sr_count."""
+        b: np.ndarray = np.where(np.isfinite(self.bw_min), self.bw_min, 0.0)
+        scaled: np.ndarray = b * self.scale[None, None, :, None]
+        return scaled
+
+
+def summarize(rec: BeffRecord) -> dict[str, Any]:
+    """The derived numbers under documented, stable keys (share/schema/README.md)."""
+    b = rec.pattern_b()
+    official = [i for i, ok in enumerate(rec.official) if ok]
+    res = reduce_beff(b[..., official], nprocs=rec.nprocs, kinds=rec.kinds,
+                      lengths=[int(x) for x in rec.lengths],
+                      pingpong_index=rec.pingpong_index if rec.pingpong_index >= 0 else None)
+    P = rec.nprocs
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(rec.cross_node[:, 0] > 0, rec.cross_node[:, 1] / rec.cross_node[:, 0],
+                         0.0)
+    tag = "SHORT" if rec.short else ""
+    summary: dict[str, Any] = {
+        "mode": rec.mode,
+        "nprocs": P,
+        "memory_per_proc_bytes": rec.memory_per_proc,
+        "memory_per_proc_source": rec.memory_source,
+        "lmax_bytes": rec.lmax,
+        "lengths": [int(x) for x in rec.lengths],
+        "seed": rec.seed,
+        "repetitions": rec.repetitions,
+        "time_per_loop_s": rec.time_per_loop,
+        "buffers": "hugepage" if rec.hugepages else "malloc-like",
+        "methods": list(rec.methods),
+        "methods_in_b_eff": [rec.methods[i] for i in official],
+        "b_eff_MBps": res.b_eff / MB,
+        "b_eff_per_process_MBps": res.b_eff_per_process / MB,
+        "b_eff_lmax_MBps": res.b_eff_lmax / MB,
+        "b_eff_lmax_per_process_MBps": res.b_eff_lmax / MB / P,
+        "ring_lmax_MBps": res.ring_lmax / MB,
+        "ring_lmax_per_process_MBps": res.ring_lmax / MB / P,
+        "b_ring_MBps": res.b_ring / MB,
+        "b_random_MBps": res.b_random / MB,
+        "latency_us": res.latency_us,
+        "latency_ring_us": res.latency_ring_us,
+        "latency_ring_text_us": res.latency_ring_text_us,
+        "pingpong_latency_us": res.pingpong_latency_us,
+        "pingpong_bandwidth_MBps": res.pingpong_bandwidth / MB,
+        "per_length": [
+            {"bytes": int(L), "b_eff_MBps": float(res.b_eff_length[i]) / MB,
+             "ring_MBps": float(res.ring_length[i]) / MB,
+             "random_MBps": float(res.random_length[i]) / MB}
+            for i, L in enumerate(rec.lengths)],
+        "patterns": [
+            {"index": i, "label": rec.labels[i], "kind": rec.kinds[i],
+             "b_MBps": float(res.b_pattern[i]) / MB, "cross_node_share": float(share[i])}
+            for i in range(len(rec.labels))],
+        "shortened_repetitions": [int(r) for r in np.flatnonzero(rec.shortened)],
+        "runtime_s": rec.runtime_s,
+        "warnings": list(res.warnings),
+        "final_line": final_line(res.b_eff, P, memory_mib(rec.memory_per_proc), rec.uname, tag),
+    }
+    if len(official) < len(rec.methods):
+        summary["b_eff_all_methods_MBps"] = reduce_beff(
+            b, nprocs=P, kinds=rec.kinds, lengths=[int(x) for x in rec.lengths]).b_eff / MB
+    return summary
+
+
+def beff_summary(record: RunRecord) -> dict[str, Any] | None:
+    """The derived b_eff figures of a ``beff run`` file (None for other files)."""
+    if record.beff is not None:
+        return summarize(record.beff)
+    return record.beff_v1_summary
