@@ -7,12 +7,14 @@ import types
 from rich.console import Console
 from rich.table import Table
 
+from beff.core import capi
 from beff.core.metadata import collect_mpi, collect_python, collect_rank, placement
 
 
 def run_info(MPI: types.ModuleType, _: object) -> None:
     world = MPI.COMM_WORLD
     ranks = world.gather(collect_rank(MPI), root=0)
+    overhead, warning = capi.start("auto")
     if world.Get_rank() != 0:
         return
     assert ranks is not None
@@ -23,6 +25,14 @@ def run_info(MPI: types.ModuleType, _: object) -> None:
     console.print(f"MPI standard {mpi['standard_version']}, thread level {mpi['thread_level']}, "
                   f"MPI.Wtick = {mpi['wtick']:.3g} s")
     console.print("versions: " + ", ".join(f"{k} {v}" for k, v in collect_python().items()))
+    assert overhead is not None
+    backend = capi.active().describe()
+    cache = f", loop cache {backend['cache_dir']}" if backend.get("cache_dir") else ""
+    console.print(f"timed loops: {overhead['backend']} backend{cache}; MPI_Wtime from a loop "
+                  f"{overhead['wtime'] * 1e9:.0f} ns, MPI_Send to MPI_PROC_NULL "
+                  f"{overhead['send_proc_null'] * 1e9:.0f} ns")
+    if warning:
+        console.print(f"[bold yellow]warning:[/bold yellow] {warning}")
     console.print(f"{world.Get_size()} ranks on {where['nodes']} node(s): "
                   f"{', '.join(where['hosts'])}")
     table = Table(title="placement", show_edge=False)

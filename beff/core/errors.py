@@ -1,4 +1,5 @@
-"""Exceptions that carry an exit code and a one-line message."""
+"""Exceptions that carry an exit code and a one-line message, and the one mapping from any
+exception to beff's exit code (:func:`exit_code`)."""
 
 from __future__ import annotations
 
@@ -13,3 +14,15 @@ class UsageError(BeffError):
     """Bad command-line input or configuration: every rank exits with code 2."""
 
     exit_code = 2
+
+
+INTERRUPTED = 130  # the shell's code for SIGINT
+
+
+def exit_code(exc: BaseException) -> int:
+    """2 for bad input, 130 for Ctrl-C, 1 for anything else (a failed run)."""
+    if isinstance(exc, KeyboardInterrupt):
+        return INTERRUPTED
+    if isinstance(exc, BeffError):
+        return exc.exit_code
+    return 1

@@ -36,6 +36,7 @@ def collect_python() -> dict[str, Any]:
         "mpi4py": _version("mpi4py"),
         "rich": _version("rich"),
         "typer": _version("typer"),
+        "numba": _version("numba"),
     }
 
 

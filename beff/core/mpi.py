@@ -14,7 +14,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from beff.core.errors import BeffError
+from beff.core.errors import BeffError, exit_code
 
 _MPI: types.ModuleType | None = None
 _cleanup: list[Callable[[], None]] = []
@@ -88,6 +88,10 @@ def init(thread_level: str = "single") -> types.ModuleType:
     return MPI
 
 
+def initialized() -> bool:
+    return _MPI is not None
+
+
 def mpi() -> types.ModuleType:
     """The initialized ``MPI`` module (raises if :func:`init` has not run)."""
     if _MPI is None:
@@ -126,10 +130,11 @@ def _install_abort_hook() -> None:
 
     def hook(exc_type: type[BaseException], exc: BaseException, tb: Any) -> None:
         if issubclass(exc_type, KeyboardInterrupt):
-            abort("interrupted", 130)
+            abort("interrupted", exit_code(exc))
         if os.environ.get("BEFF_DEBUG") and not isinstance(exc, BeffError):
             previous(exc_type, exc, tb)
-        abort(f"{exc_type.__name__}: {exc}" if not isinstance(exc, BeffError) else str(exc))
+        abort(f"{exc_type.__name__}: {exc}" if not isinstance(exc, BeffError) else str(exc),
+              exit_code(exc))
 
     sys.excepthook = hook
 

@@ -29,12 +29,13 @@ def usage_exit(message: str) -> NoReturn:
     job as soon as one process exits with a non-zero code, which could cut rank 0 off
     before it has printed the reason.
     """
-    if _mpi.env_rank() in (None, 0):
+    rank = _mpi.mpi().COMM_WORLD.Get_rank() if _mpi.initialized() else _mpi.env_rank()
+    if rank in (None, 0):
         sys.stderr.write(f"beff: error: {message}\n")
         sys.stderr.flush()
     else:
         time.sleep(OTHER_RANKS_EXIT_DELAY)
-    sys.exit(2)
+    sys.exit(UsageError.exit_code)
 
 
 def run_job(thread_level: str, prepare: Callable[[types.ModuleType], T],
@@ -51,9 +52,8 @@ def run_job(thread_level: str, prepare: Callable[[types.ModuleType], T],
     payload = world.bcast(payload, root=0)
     assert payload is not None
     if payload[0] == "error":
-        if world.Get_rank() == 0:
-            sys.stderr.write(f"beff: error: {payload[1]}\n")
-            sys.stderr.flush()
-        sys.exit(2)
+        usage_exit(str(payload[1]))
+    # From here on, an exception on any rank (a UsageError too) goes to the abort hook,
+    # which aborts the whole job with errors.exit_code(exc): no rank is left waiting.
     job(MPI, payload[1])  # type: ignore[arg-type]
     sys.exit(0)
