@@ -184,6 +184,11 @@ def compare(
                       f"{float(np.exp(np.log(ratios).mean())):.3f}")
 
 
+class RunFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
 @app.command()
 def run(
     memory_per_proc: Annotated[
@@ -191,8 +196,9 @@ def run(
         typer.Option("--memory-per-proc", help="Memory per process (e.g. 512MiB, 2G); "
                      "Lmax = memory/128. Default: the node's physical memory / ranks on it."),
     ] = None,
-    quick: Annotated[bool, typer.Option("--quick", help="b_eff's SHORT mode: 2 repetitions, "
-                                        "0.05 s per loop, 6 random patterns.")] = False,
+    quick: Annotated[bool | None, typer.Option(
+        "--quick", help="b_eff's SHORT mode: 2 repetitions, 0.05 s per loop, 6 random "
+        "patterns.", show_default=False)] = None,
     time_per_loop: Annotated[
         float | None, typer.Option("--time-per-loop", help="Seconds per (length, method) summed "
                                    "over all patterns (default 0.5; 0.05 with --quick).")
@@ -200,66 +206,61 @@ def run(
     seed: Annotated[int | None, typer.Option(help="Seed of the random patterns (default: "
                                                   "the time in seconds, as b_eff 3.6).")] = None,
     methods: Annotated[
-        str, typer.Option(help="Comma-separated: sendrecv, alltoallv, nonblocking (b_eff 3.6) "
-                          "and the opt-in irecv-send, isend-recv.")
-    ] = "sendrecv,alltoallv,nonblocking",
+        str | None, typer.Option(help="Comma-separated: sendrecv, alltoallv, nonblocking "
+                                 "(b_eff 3.6, the default) and the opt-in irecv-send, "
+                                 "isend-recv.", show_default=False)
+    ] = None,
     extra_methods_in_beff: Annotated[
-        bool, typer.Option("--extra-methods-in-beff", help="Let the opt-in methods enter the "
-                           "b_eff figure (they never do otherwise).")
-    ] = False,
+        bool | None, typer.Option("--extra-methods-in-beff", help="Let the opt-in methods enter "
+                                  "the b_eff figure (they never do otherwise).",
+                                  show_default=False)
+    ] = None,
     hugepages: Annotated[
-        bool, typer.Option("--hugepages", help="2 MiB-aligned buffers advised for transparent "
-                           "hugepages (default: laid out like the original's malloc buffers).")
-    ] = False,
+        bool | None, typer.Option("--hugepages", help="2 MiB-aligned buffers advised for "
+                                  "transparent hugepages (default: laid out like the "
+                                  "original's malloc buffers).", show_default=False)
+    ] = None,
     output: Annotated[str | None, typer.Option("-o", "--output", help="Result file "
                                                "(default beff-<UTC time>.h5).")] = None,
-    fmt: Annotated[Format, typer.Option("--format", help="table or json.")] = Format.table,
+    fmt: Annotated[RunFormat | None, typer.Option(
+        "--format", help="Output: table (default) or json.", show_default=False)] = None,
     config_file: Annotated[str | None, typer.Option("--config", help="TOML config file.")] = None,
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
                                                   help="Progress bar on stderr.")] = None,
     thread_level: Annotated[
-        str, typer.Option("--thread-level", help="MPI thread level.")
-    ] = "single",
+        str | None, typer.Option("--thread-level", help="MPI thread level (default single).")
+    ] = None,
     backend: Annotated[
-        Backend, typer.Option("--backend", help="Timed loops: jit (compiled with numba), "
-                              "python, or auto (jit when it works).")
-    ] = Backend.auto,
+        Backend | None, typer.Option("--backend", help="Timed loops: jit (compiled with numba)"
+                                     ", python, or auto (the default: jit when it works).",
+                                     show_default=False)
+    ] = None,
 ) -> None:
-    """Under MPI: b_eff, Rabenseifner's effective bandwidth (`mpiexec -n P beff run`)."""
+    """Under MPI: b_eff, Rabenseifner's effective bandwidth (`mpiexec -n P beff run`).
+
+    Only the options given here override the config file: defaults, then TOML, then flags.
+    """
     from beff.core import config, runtime
     from beff.effbw import job as effbw_job
 
+    given = {
+        "quick": quick, "extra_methods_in_beff": extra_methods_in_beff,
+        "format": fmt.value if fmt else None, "hugepages": hugepages,
+        "backend": backend.value if backend else None, "thread_level": thread_level,
+        "seed": seed, "output": output, "config_file": config_file, "progress": progress,
+        "time_per_loop": time_per_loop,
+        "methods": None if methods is None else [m.strip() for m in methods.split(",")
+                                                 if m.strip()],
+    }
+    overrides: dict[str, object] = {k: v for k, v in given.items() if v is not None}
+    overrides.update(argv=sys.argv[1:], suite="beff")
     try:
-        overrides: dict[str, object] = {
-            "quick": quick, "methods": [m.strip() for m in methods.split(",") if m.strip()],
-            "extra_methods_in_beff": extra_methods_in_beff, "format": fmt.value,
-            "hugepages": hugepages, "backend": backend.value,
-            "thread_level": thread_level, "argv": sys.argv[1:], "suite": "beff",
-        }
-        if thread_level not in config.THREAD_LEVELS:
-            raise UsageError(f"--thread-level expects one of {'|'.join(config.THREAD_LEVELS)}")
-        if fmt not in (Format.table, Format.json):
-            raise UsageError("beff run --format accepts table or json (use `beff show` for more)")
         if memory_per_proc is not None:
-            mem = config.parse_size(memory_per_proc, "--memory-per-proc")
-            if mem < (1 << 20):
-                raise UsageError("--memory-per-proc must be at least 1MiB")
-            overrides["memory_per_proc"] = mem
-        if time_per_loop is not None:
-            if not time_per_loop > 0:
-                raise UsageError("--time-per-loop must be positive")
-            overrides["time_per_loop"] = time_per_loop
-        for key, value in (("seed", seed), ("output", output), ("config_file", config_file),
-                           ("progress", progress)):
-            if value is not None:
-                overrides[key] = value
-        from beff.effbw.measure import METHODS
-
-        chosen = [m.strip() for m in methods.split(",") if m.strip()]
-        unknown = [m for m in chosen if m not in METHODS]
-        if unknown or not chosen:
-            raise UsageError(f"--methods: unknown method(s) {', '.join(unknown) or '(none)'}; "
-                             f"known: {', '.join(METHODS)}")
+            overrides["memory_per_proc"] = config.parse_size(memory_per_proc,
+                                                             "--memory-per-proc")
+        for key, value in overrides.items():  # the rules TOML values meet, before MPI starts
+            if key in config.RULES:
+                config.check_value(key, value, "--" + key.replace("_", "-"))
     except UsageError as exc:
         runtime.usage_exit(str(exc))
     effbw_job.main(overrides)

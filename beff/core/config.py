@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,65 +26,106 @@ THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
 FORMATS = ("table", "imb", "json", "csv")
 DATA_TYPES = ("byte", "char", "int", "float", "double")
 RED_DATA_TYPES = ("char", "int", "float", "double")
+BACKENDS = ("auto", "jit", "python")
+BEFF_METHODS = ("sendrecv", "alltoallv", "nonblocking", "irecv-send", "isend-recv")
 
 # IMB_mem_info.h defaults used by ``-off_cache -1``.
 DEFAULT_CACHE_MB = 8.0
 DEFAULT_CACHE_LINE = 64
 
 
+@dataclass(frozen=True)
+class Rule:
+    """What a config value may be; the same rule checks a flag, a TOML value and a default.
+
+    ``family`` is the TOML table the key belongs to (``common`` keys go in any table or at
+    the top level). Numbers have inclusive bounds: every count and time has an upper one.
+    """
+
+    family: str
+    kind: type  # bool, int, float, str, list (of str or int), tuple (of numbers)
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple[str, ...] = ()
+    optional: bool = False  # None allowed
+    item: type = str  # element type of lists and tuples
+    mib: bool = False  # a byte count: messages show MiB
+
+    def bound(self, v: float) -> str:
+        return f"{v / (1 << 20):g} MiB" if self.mib else f"{v:g}"
+
+
+def _opt(default: Any, rule: Rule) -> Any:
+    if isinstance(default, list):
+        items = tuple(default)
+        return field(default_factory=lambda: list(items), metadata={"rule": rule})
+    return field(default=default, metadata={"rule": rule})
+
+
+FAMILIES = ("common", "imb", "b_eff", "io")
+MAX_TIME_S = 86400.0  # a day: the upper bound of every time
+MAX_COUNT = 10**9  # the upper bound of every repetition or message count
+MAX_MSGLOG = 30  # messages up to 1 GiB (counts are C ints)
+
+
 @dataclass
 class RunConfig:
-    """Every option of a run. Field names double as TOML keys."""
+    """Every option of a run. Field names double as TOML keys; each has a :class:`Rule`."""
 
-    suite: str = "mpi1"
-    benchmarks: list[str] = field(default_factory=list)
-    include: list[str] = field(default_factory=list)
-    exclude: list[str] = field(default_factory=list)
-    input_file: str | None = None
+    suite: str = _opt("mpi1", Rule("common", str))
+    benchmarks: list[str] = _opt([], Rule("imb", list))
+    include: list[str] = _opt([], Rule("imb", list))
+    exclude: list[str] = _opt([], Rule("imb", list))
+    input_file: str | None = _opt(None, Rule("imb", str, optional=True))
     # Message-length schedule: IMB's 0, 2^min .. 2^max unless msglen is given.
-    msglog_min: int = 0
-    msglog_max: int = 22
-    msglen: list[int] | None = None
-    msglen_file: str | None = None
-    zero_size: bool = True
+    msglog_min: int = _opt(0, Rule("imb", int, 0, MAX_MSGLOG))
+    msglog_max: int = _opt(22, Rule("imb", int, 0, MAX_MSGLOG))
+    msglen: list[int] | None = _opt(None, Rule("imb", list, 0, 1 << MAX_MSGLOG, optional=True,
+                                               item=int))
+    msglen_file: str | None = _opt(None, Rule("imb", str, optional=True))
+    zero_size: bool = _opt(True, Rule("imb", bool))
     # Repetitions (IMB_settings.h).
-    msgspersample: int = 1000
-    overall_vol_mib: int = 40
-    msgs_nonaggr: int = 100
-    iter_policy: str = "dynamic"
-    time: float = 10.0
-    mem_gb: float = 1.0
-    warm_up: bool = True
+    msgspersample: int = _opt(1000, Rule("imb", int, 1, MAX_COUNT))
+    overall_vol_mib: int = _opt(40, Rule("imb", int, 1, 1 << 20))
+    msgs_nonaggr: int = _opt(100, Rule("imb", int, 1, MAX_COUNT))
+    iter_policy: str = _opt("dynamic", Rule("imb", str, choices=ITER_POLICIES))
+    time: float = _opt(10.0, Rule("imb", float, 1e-6, MAX_TIME_S))
+    mem_gb: float = _opt(1.0, Rule("imb", float, 1e-6, 1e6))
+    warm_up: bool = _opt(True, Rule("imb", bool))
     # Process selection.
-    npmin: int | None = None
-    multi: int | None = None
-    map: tuple[int, int] | None = None
+    npmin: int | None = _opt(None, Rule("imb", int, 1, 1 << 31, optional=True))
+    multi: int | None = _opt(None, Rule("imb", int, 0, 1, optional=True))
+    map: tuple[int, int] | None = _opt(None, Rule("imb", tuple, 1, 1 << 31, optional=True,
+                                                  item=int))
     # Buffers and sync.
-    off_cache: tuple[float, int] | None = None
-    sync: bool = True
-    root_shift: bool = False
-    window_size: int = 256
-    data_type: str = "byte"
-    red_data_type: str = "float"
-    msg_pause: bool = False
-    thread_level: str = "single"
+    off_cache: tuple[float, int] | None = _opt(None, Rule("imb", tuple, 1e-9, 1 << 20,
+                                                          optional=True, item=float))
+    sync: bool = _opt(True, Rule("imb", bool))
+    root_shift: bool = _opt(False, Rule("imb", bool))
+    window_size: int = _opt(256, Rule("imb", int, 1, 1 << 20))
+    data_type: str = _opt("byte", Rule("imb", str, choices=DATA_TYPES))
+    red_data_type: str = _opt("float", Rule("imb", str, choices=RED_DATA_TYPES))
+    msg_pause: bool = _opt(False, Rule("imb", bool))
+    thread_level: str = _opt("single", Rule("common", str, choices=THREAD_LEVELS))
     # b_eff (beff run).
-    memory_per_proc: int | None = None
-    quick: bool = False
-    time_per_loop: float | None = None
-    seed: int | None = None
-    methods: list[str] = field(
-        default_factory=lambda: ["sendrecv", "alltoallv", "nonblocking"])
-    extra_methods_in_beff: bool = False
-    hugepages: bool = False
+    memory_per_proc: int | None = _opt(None, Rule("b_eff", int, 1 << 20, 1 << 50,
+                                                  optional=True, mib=True))
+    quick: bool = _opt(False, Rule("b_eff", bool))
+    time_per_loop: float | None = _opt(None, Rule("b_eff", float, 1e-6, 3600.0, optional=True))
+    seed: int | None = _opt(None, Rule("b_eff", int, 0, (1 << 32) - 1, optional=True))
+    methods: list[str] = _opt(["sendrecv", "alltoallv", "nonblocking"],
+                              Rule("b_eff", list, choices=BEFF_METHODS))
+    extra_methods_in_beff: bool = _opt(False, Rule("b_eff", bool))
+    hugepages: bool = _opt(False, Rule("common", bool))
     # beff's own options.
-    output: str | None = None
-    format: str = "table"
-    check: bool = False
-    progress: bool | None = None
-    batches: int = 10
-    backend: str = "auto"  # timed loops: jit (numba), python, or auto (jit if it works)
-    config_file: str | None = None
+    output: str | None = _opt(None, Rule("common", str, optional=True))
+    format: str = _opt("table", Rule("common", str, choices=FORMATS))
+    check: bool = _opt(False, Rule("common", bool))
+    progress: bool | None = _opt(None, Rule("common", bool, optional=True))
+    batches: int = _opt(10, Rule("common", int, 1, 1000))
+    # Timed loops: jit (numba), python, or auto (jit if it works).
+    backend: str = _opt("auto", Rule("common", str, choices=BACKENDS))
+    config_file: str | None = _opt(None, Rule("common", str, optional=True))
     argv: list[str] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
 
@@ -104,10 +146,106 @@ class RunConfig:
 
 
 FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(RunConfig))
+RULES: dict[str, Rule] = {f.name: f.metadata["rule"] for f in dataclasses.fields(RunConfig)
+                          if "rule" in f.metadata}
+
+
+def _where(key: str, source: str) -> str:
+    """How an error names the value: the flag, or the key and its TOML file."""
+    if source.startswith("config:"):
+        return f"{key} (from {source[len('config:'):]})"
+    return source if source.startswith("-") else key
+
+
+def thread_level_before_init(overrides: dict[str, Any]) -> str:
+    """The thread level must be known before MPI_Init: from the flags, else the TOML file.
+
+    A TOML file that cannot be read is reported by rank 0 after MPI_Init, as any other.
+    """
+    if "thread_level" in overrides:
+        return str(overrides["thread_level"])
+    path = overrides.get("config_file")
+    if path:
+        try:
+            return str(load_toml(path).get("thread_level", "single"))
+        except UsageError:
+            pass
+    return "single"
+
+
+def check_value(key: str, value: Any, source: str = "cli") -> Any:
+    """``value`` checked against the rule of ``key``; returns it normalized (tuples, floats).
+
+    Raises UsageError naming the key and, for a TOML value, the file.
+    """
+    rule = RULES[key]
+    name = _where(key, source)
+    if value is None:
+        if rule.optional:
+            return None
+        raise UsageError(f"{name} must be set")
+
+    def number(v: Any, kind: type) -> Any:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (
+                kind is int and not isinstance(v, int)):
+            want = "an integer" if kind is int else "a number"
+            raise UsageError(f"{name} expects {want}, got {v!r}")
+        if isinstance(v, float) and not math.isfinite(v):
+            raise UsageError(f"{name} expects a finite number, got {v!r}")
+        if (rule.lo is not None and v < rule.lo) or (rule.hi is not None and v > rule.hi):
+            raise UsageError(f"{name} must be between {rule.bound(rule.lo or 0)} and "
+                             f"{rule.bound(rule.hi or 0)}, got {v!r}")
+        return kind(v)
+
+    if rule.kind is bool:
+        if not isinstance(value, bool):
+            raise UsageError(f"{name} expects true or false, got {value!r}")
+        return value
+    if rule.kind in (int, float):
+        return number(value, rule.kind)
+    if rule.kind is str:
+        if not isinstance(value, str) or not value:
+            raise UsageError(f"{name} expects a non-empty string, got {value!r}")
+        if rule.choices and value not in rule.choices:
+            raise UsageError(f"{name} expects one of {'|'.join(rule.choices)}, got {value!r}")
+        return value
+    if rule.kind is list:
+        if not isinstance(value, list):
+            raise UsageError(f"{name} expects a list, got {value!r}")
+        if rule.item is int:
+            return [number(v, int) for v in value]
+        for v in value:
+            if not isinstance(v, str) or not v:
+                raise UsageError(f"{name} expects a list of non-empty strings, got {value!r}")
+            if rule.choices and v not in rule.choices:
+                raise UsageError(f"{name}: unknown {v!r} (known: {', '.join(rule.choices)})")
+        return list(value)
+    # tuple: map (P, Q) or off_cache (MiB, line)
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        raise UsageError(f"{name} expects two numbers, got {value!r}")
+    if key == "off_cache":
+        return (number(value[0], float), int(_bounded(name, value[1], 1, 1 << 20)))
+    return tuple(number(v, int) for v in value)
+
+
+def _bounded(name: str, v: Any, lo: int, hi: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise UsageError(f"{name}: expected an integer between {lo} and {hi}, got {v!r}")
+    return v
+
+
+def validate(cfg: RunConfig) -> RunConfig:
+    """Check every value against its rule, and the rules that tie values together."""
+    for key in RULES:
+        setattr(cfg, key, check_value(key, getattr(cfg, key), cfg.sources.get(key, "cli")))
+    if cfg.msglog_min > cfg.msglog_max:
+        raise UsageError(f"msglog_min ({cfg.msglog_min}) must not exceed msglog_max "
+                         f"({cfg.msglog_max})")
+    return cfg
 
 
 def build_config(overrides: dict[str, Any], config_file: str | None = None) -> RunConfig:
-    """Defaults, then the TOML file (if any), then the command-line overrides."""
+    """Defaults, then the TOML file (if any), then the command-line overrides; validated."""
     cfg = RunConfig()
     sources = {name: "default" for name in FIELD_NAMES if name not in ("sources", "argv")}
     if config_file is not None:
@@ -119,27 +257,36 @@ def build_config(overrides: dict[str, Any], config_file: str | None = None) -> R
         setattr(cfg, key, value)
         sources[key] = "cli"
     cfg.sources = sources
-    return cfg
+    return validate(cfg)
 
 
 def load_toml(path: str) -> dict[str, Any]:
-    """Read a beff TOML file: top-level keys (or a ``[beff]`` table) named like the fields."""
+    """Read a beff TOML file: keys named like the options, at the top level or in the table
+    of their family (``[imb]``, ``[b_eff]``, ``[io]``; ``[beff]`` as a synonym of the top
+    level). Each value is checked by the rule of its key."""
     try:
         with open(path, "rb") as fh:
             data: dict[str, Any] = tomllib.load(fh)
     except FileNotFoundError:
         raise UsageError(f"config file not found: {path}") from None
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read config file {path}: {exc}") from None
-    if isinstance(data.get("beff"), dict):
-        data = data["beff"]
-    unknown = sorted(set(data) - FIELD_NAMES)
-    if unknown:
-        raise UsageError(f"unknown key(s) in {path}: {', '.join(unknown)}")
-    for key in ("map", "off_cache"):
-        if isinstance(data.get(key), list):
-            data[key] = tuple(data[key])
-    return data
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict) and key in (*FAMILIES, "beff"):
+            for sub, v in value.items():
+                rule = RULES.get(sub)
+                if rule is None or (key in FAMILIES and rule.family not in (key, "common")):
+                    raise UsageError(f"unknown key {sub!r} in table [{key}] of {path}")
+                flat[sub] = v
+        elif key in RULES:
+            flat[key] = value
+        else:
+            raise UsageError(f"unknown key(s) in {path}: {key}")
+    if isinstance(flat.get("memory_per_proc"), str):  # sizes may be written as in the flag
+        flat["memory_per_proc"] = parse_size(flat["memory_per_proc"],
+                                             f"memory_per_proc (from {path})")
+    return {key: check_value(key, v, f"config:{path}") for key, v in flat.items()}
 
 
 SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1000, "kib": 1 << 10, "m": 1 << 20,

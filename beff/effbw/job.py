@@ -13,7 +13,12 @@ from rich.console import Console
 
 from beff.core import capi, runtime
 from beff.core import mpi as _mpi
-from beff.core.config import RunConfig, build_config, check_output_path
+from beff.core.config import (
+    RunConfig,
+    build_config,
+    check_output_path,
+    thread_level_before_init,
+)
 from beff.core.errors import UsageError
 from beff.core.metadata import collect_rank, placement, run_attrs
 from beff.core.progress import make_progress
@@ -46,7 +51,7 @@ def main(overrides: dict[str, Any]) -> None:
         check_output_path(cfg.output)
         return cfg
 
-    runtime.run_job(str(overrides.get("thread_level", "single")), prepare, run)
+    runtime.run_job(thread_level_before_init(overrides), prepare, run)
 
 
 def _cross_node(MPI: types.ModuleType, bound: list[effbw.Bound],

@@ -14,7 +14,12 @@ from rich.console import Console
 
 from beff.core import capi, runtime
 from beff.core import mpi as _mpi
-from beff.core.config import RunConfig, build_config, check_output_path, load_toml
+from beff.core.config import (
+    RunConfig,
+    build_config,
+    check_output_path,
+    thread_level_before_init,
+)
 from beff.core.errors import UsageError
 from beff.core.metadata import collect_rank, placement, run_attrs
 from beff.core.progress import make_progress
@@ -46,19 +51,6 @@ def read_input_file(path: str) -> list[str]:
         raise UsageError(f"-input: cannot read {path}: {exc.strerror}") from None
 
 
-def _thread_level(overrides: dict[str, Any]) -> str:
-    """The thread level must be known before MPI_Init; a TOML file may set it too."""
-    if "thread_level" in overrides:
-        return str(overrides["thread_level"])
-    path = overrides.get("config_file")
-    if path:
-        try:
-            return str(load_toml(path).get("thread_level", "single"))
-        except UsageError:
-            pass  # reported by rank 0 after MPI_Init
-    return "single"
-
-
 def main(suite: str, argv: list[str]) -> None:
     """Entry point of ``beff imb SUITE [IMB flags and names]``."""
     try:
@@ -86,7 +78,7 @@ def main(suite: str, argv: list[str]) -> None:
         check_output_path(cfg.output)
         return Prepared(cfg, [s.name for s in specs])
 
-    runtime.run_job(_thread_level(overrides), prepare, run)
+    runtime.run_job(thread_level_before_init(overrides), prepare, run)
 
 
 def map_rows(cfg: RunConfig, m: Measurement, world_size: int) -> list[list[int]]:

@@ -118,7 +118,9 @@ def test_one_rank_is_refused_with_exit_2() -> None:
 
 @pytest.mark.parametrize("args,needle", [
     (["--memory-per-proc", "lots"], "--memory-per-proc"),
-    (["--memory-per-proc", "512k"], "at least 1MiB"),
+    (["--memory-per-proc", "512k"], "--memory-per-proc must be between 1 MiB and"),
+    (["--time-per-loop", "inf"], "--time-per-loop expects a finite number"),
+    (["--seed", "-3"], "--seed must be between 0 and"),
     (["--methods", "carrier-pigeon"], "--methods"),
     (["--time-per-loop", "-1"], "--time-per-loop"),
     (["-o", "/nonexistent-dir/x.h5"], "output directory"),
@@ -140,3 +142,26 @@ def test_a_corrupted_message_aborts_with_a_detailed_report(tmp_path: Path) -> No
                    "offset", "expected first/last byte", "got"):
         assert needle in line, line
     assert "aborts the job" in r.stderr
+
+
+def test_toml_layers_under_flags_and_bad_toml_exits_2_on_every_rank(tmp_path: Path) -> None:
+    """A TOML value no flag was given for is used; a bad one stops every rank at once."""
+    good = tmp_path / "good.toml"
+    good.write_text('[b_eff]\nquick = true\nmethods = ["sendrecv"]\nmemory_per_proc = "16MiB"\n')
+    out = tmp_path / "t.h5"
+    r = mpirun(2, "run", "--config", str(good), "--time-per-loop", "0.01", "-o", str(out),
+               "--no-progress", timeout=120)
+    assert r.returncode == 0, r.stderr
+    rec = load(out)
+    assert rec.beff is not None and rec.beff.short and rec.beff.methods == ["sendrecv"]
+    sources = rec.attrs["config_sources"]
+    assert sources["quick"].startswith("config:") and sources["time_per_loop"] == "cli"
+    bad = tmp_path / "bad.toml"
+    bad.write_text("memory_per_proc = 1\n")
+    for n in (2, 3):
+        start = time.monotonic()
+        r = mpirun(n, "run", "--config", str(bad), "--quick", timeout=60)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.count("beff: error:") == 1 and "memory_per_proc (from" in r.stderr
+        assert "Traceback" not in r.stderr
+        assert time.monotonic() - start < 20
