@@ -56,7 +56,7 @@ SIGNATURES: dict[str, str] = {
     "Allreduce": "i:ppihhh",
     "Reduce": "i:ppihhih",
     "Reduce_local": "i:ppihh",
-    "Reduce_scatter": "i:pppihh",
+    "Reduce_scatter": "i:ppphhh",
     "Reduce_scatter_block": "i:ppihhh",
     "Allgather": "i:pihpihh",
     "Allgatherv": "i:pihppphh",
