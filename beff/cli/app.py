@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from beff import __version__
+from beff.core import terminal
 from beff.core.errors import UsageError
 
 app = typer.Typer(
@@ -65,7 +65,7 @@ def list_cmd(
     """List benchmarks by suite; opt-in ones run only when named."""
     from beff.imb.registry import SUITE_TITLES, iter_suites, load_suite
 
-    console = Console(highlight=False)
+    console = terminal.console()
     suites = [(suite, load_suite(suite))] if suite else list(iter_suites())
     for name, table in suites:
         t = Table(title=f"{name}: {SUITE_TITLES.get(name, name)}", show_edge=False)
@@ -105,6 +105,7 @@ def show(
 ) -> None:
     """Render a result file without MPI."""
     from beff.render import imb as report
+    from beff.results import warnings
     from beff.results.archive import load
     from beff.results.effbw import beff_summary
 
@@ -113,9 +114,15 @@ def show(
     except (OSError, ValueError) as exc:
         typer.echo(f"beff: error: cannot read {path}: {exc}", err=True)
         raise typer.Exit(2) from None
+    if record.attrs.get("status") == "running":
+        typer.echo(f"beff: note: {path} is still being written, or its run was killed: "
+                   f"showing the {len(record.measurements)} results written so far", err=True)
     summary = beff_summary(record)
-    if fmt is Format.imb and summary is not None:
-        sys.stdout.write(summary["final_line"] + "\n")
+    if summary is not None and fmt in (Format.imb, Format.csv):
+        from beff.render import beff as report_beff
+
+        sys.stdout.write(report_beff.sum_text(summary) if fmt is Format.imb
+                         else report_beff.csv_text(summary))
     elif fmt is Format.imb:
         sys.stdout.write(report.imb_text(record))
     elif fmt is Format.json:
@@ -123,12 +130,12 @@ def show(
     elif fmt is Format.csv:
         sys.stdout.write(report.csv_text(record.measurements))
     else:
-        console = Console(highlight=False)
+        console = terminal.console()
         report.render_header(record, console)
         if summary is not None:
             from beff.render import beff as report_beff
 
-            report_beff.render(summary, record.attrs, console)
+            report_beff.render(summary, record.attrs, console, warnings.of_record(record))
         else:
             report.render_record_rich(record, console)
 
@@ -152,7 +159,7 @@ def compare(
             typer.echo(f"beff: error: cannot read {path}: {exc}", err=True)
             raise typer.Exit(2) from None
     a, b = records
-    console = Console(highlight=False)
+    console = terminal.console()
     for warning in cmp.mismatches(a.attrs, b.attrs):
         console.print(f"[bold yellow]warning:[/bold yellow] {warning}")
     figures = cmp.compare_beff(a, b)
@@ -221,7 +228,7 @@ def run(
                                   "original's malloc buffers).", show_default=False)
     ] = None,
     output: Annotated[str | None, typer.Option("-o", "--output", help="Result file "
-                                               "(default beff-<UTC time>.h5).")] = None,
+                                               "(default beff-<UTC time>-<random>.h5).")] = None,
     fmt: Annotated[RunFormat | None, typer.Option(
         "--format", help="Output: table (default) or json.", show_default=False)] = None,
     config_file: Annotated[str | None, typer.Option("--config", help="TOML config file.")] = None,
@@ -235,6 +242,13 @@ def run(
                                      ", python, or auto (the default: jit when it works).",
                                      show_default=False)
     ] = None,
+    force: Annotated[bool | None, typer.Option(
+        "--force", help="Replace the -o file if it exists.", show_default=False)] = None,
+    timeout: Annotated[float | None, typer.Option(
+        "--timeout", help="Abort the whole job after this many seconds.")] = None,
+    stall_timeout: Annotated[float | None, typer.Option(
+        "--stall-timeout", help="Abort when one message length takes longer than this many "
+        "seconds (default: max(120, 20 x the loop time of a length)).")] = None,
 ) -> None:
     """Under MPI: b_eff, Rabenseifner's effective bandwidth (`mpiexec -n P beff run`).
 
@@ -248,7 +262,8 @@ def run(
         "format": fmt.value if fmt else None, "hugepages": hugepages,
         "backend": backend.value if backend else None, "thread_level": thread_level,
         "seed": seed, "output": output, "config_file": config_file, "progress": progress,
-        "time_per_loop": time_per_loop,
+        "time_per_loop": time_per_loop, "timeout": timeout, "stall_timeout": stall_timeout,
+        "force": force,
         "methods": None if methods is None else [m.strip() for m in methods.split(",")
                                                  if m.strip()],
     }
@@ -291,11 +306,14 @@ SUITE: mpi1. IMB's own flags, as in IMB 2021.11:
   -zero_size on|off   -warm_up on|off   -msg_pause on|off   -window_size N
   -data_type byte|char|int|float|double   -red_data_type char|int|float|double
 beff's own:
-  -o PATH (result file, default beff-<UTC time>.h5)   --format table|imb|json|csv
+  -o PATH (result file, default beff-<UTC time>-<random>.h5)   --force (replace an existing -o)
+  --format table|imb|json|csv
   --check (verify received data)   --config FILE.toml   --progress / --no-progress
   --batches N (timed batches per size, default 10)
   --backend auto|jit|python (timed loops compiled with numba, or in Python; default auto)
   --hugepages (2 MiB-aligned, hugepage-advised buffers; default: malloc-like, as IMB)
+  --timeout SECS (abort the whole job after SECS)
+  --stall-timeout SECS (abort when one message size takes longer; default max(120, 20 x -time))
 """
 
 
@@ -333,13 +351,26 @@ def imb_cmd(ctx: typer.Context) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """The ``beff`` command. Every usage error, typer's own parse errors included, ends as
+    one ``beff: error:`` line printed once (by rank 0 under mpiexec) and exit code 2."""
+    from beff.core import runtime
+
     args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in ("-list", "-help"):  # IMB users' habits
+        args = ["list"] if args[0] == "-list" else ["--help"]
     try:
         if args and args[0] == "imb":
             imb_main(args[1:])
             return
-        app(args=args, prog_name="beff")
+        result = app(args=args, prog_name="beff", standalone_mode=False)
     except UsageError as exc:
-        from beff.core import runtime
-
         runtime.usage_exit(str(exc))
+    except Exception as exc:
+        format_message = getattr(exc, "format_message", None)
+        if getattr(exc, "exit_code", None) != 2 or format_message is None:
+            raise
+        message = " ".join(str(format_message()).split())
+        where = args[0] if args and "No such command" not in message else ""
+        runtime.usage_exit(f"{message} (see `beff {where + ' ' if where else ''}--help`)")
+    if isinstance(result, int) and result:
+        sys.exit(result)

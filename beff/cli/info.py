@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import types
 
-from rich.console import Console
 from rich.table import Table
 
-from beff.core import capi
+from beff.core import capi, terminal
 from beff.core.metadata import collect_mpi, collect_python, collect_rank, placement
 
 
@@ -18,7 +17,7 @@ def run_info(MPI: types.ModuleType, _: object) -> None:
     if world.Get_rank() != 0:
         return
     assert ranks is not None
-    console = Console(highlight=False)
+    console = terminal.console()
     mpi = collect_mpi(MPI)
     where = placement(ranks)
     console.print(f"[bold]MPI library[/bold]: {mpi['library_version'].splitlines()[0]}")

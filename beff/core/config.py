@@ -9,7 +9,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import secrets
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -126,6 +128,12 @@ class RunConfig:
     # Timed loops: jit (numba), python, or auto (jit if it works).
     backend: str = _opt("auto", Rule("common", str, choices=BACKENDS))
     config_file: str | None = _opt(None, Rule("common", str, optional=True))
+    force: bool = _opt(False, Rule("common", bool))  # replace an existing -o file
+    # Watchdogs: the whole job, and each message size (b_eff: each length) of a benchmark.
+    timeout: float | None = _opt(None, Rule("common", float, 1.0, 30 * MAX_TIME_S,
+                                            optional=True))
+    stall_timeout: float | None = _opt(None, Rule("common", float, 1.0, MAX_TIME_S,
+                                                  optional=True))
     argv: list[str] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
 
@@ -155,6 +163,14 @@ def _where(key: str, source: str) -> str:
     if source.startswith("config:"):
         return f"{key} (from {source[len('config:'):]})"
     return source if source.startswith("-") else key
+
+
+def stall_limit(cfg: RunConfig, step_seconds: float) -> float:
+    """The per-step guard: ``--stall-timeout``, else max(120 s, 20 x what a step should
+    take) — generous, as oversubscribed and loaded nodes are slow."""
+    if cfg.stall_timeout is not None:
+        return cfg.stall_timeout
+    return max(120.0, 20.0 * step_seconds)
 
 
 def thread_level_before_init(overrides: dict[str, Any]) -> str:
@@ -303,19 +319,60 @@ def parse_size(text: str, what: str) -> int:
         value = float(digits)
     except ValueError:
         raise UsageError(f"{what}: not a size: {text!r} (e.g. 512MiB, 2G, 1048576)") from None
-    if unit not in SIZE_UNITS or value < 0 or value != value:
+    if unit not in SIZE_UNITS or value < 0 or not math.isfinite(value):
         raise UsageError(f"{what}: not a size: {text!r} (e.g. 512MiB, 2G, 1048576)")
     return int(value * SIZE_UNITS[unit])
 
 
-def check_output_path(path: str) -> None:
-    """Fail early (exit 2) when the result file cannot be created."""
-    parent = Path(path).resolve().parent
+def read_lines(path: str, what: str) -> list[str]:
+    """The stripped lines of a UTF-8 text file given with flag ``what``; UsageError else."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return [ln.strip() for ln in fh]
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{what} {path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise UsageError(f"{what}: cannot read {path}: {exc.strerror}") from None
+
+
+def default_output() -> str:
+    """A result file name unique per run: UTC time plus random hex (job arrays start many
+    runs in one second, in one directory)."""
+    return time.strftime("beff-%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{secrets.token_hex(3)}.h5"
+
+
+def check_output_path(path: str, force: bool = False, config_file: str | None = None) -> None:
+    """Fail early (exit 2) when the result file cannot or must not be written.
+
+    An existing file is never replaced unless ``--force`` is given, and the config file never.
+    """
+    if not path.strip():
+        raise UsageError("-o: the result file name is empty")
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"-o {path}: is a directory; give a file name, e.g. {path}/run.h5")
+    if config_file is not None and target.exists() and target.resolve() == Path(
+            config_file).resolve():
+        raise UsageError(f"-o {path}: that is the --config file")
+    if target.exists() and not force:
+        raise UsageError(f"-o {path}: the file exists ({_describe_existing(target)}); use "
+                         "--force to replace it, or another name")
+    parent = target.resolve().parent
     if not parent.is_dir():
         raise UsageError(f"output directory does not exist: {parent}")
-    probe = parent / f".beff-write-test-{Path(path).name}"
+    probe = parent / f".beff-write-test-{secrets.token_hex(4)}"
     try:
         probe.touch()
         probe.unlink()
     except OSError as exc:
         raise UsageError(f"cannot write to {parent}: {exc.strerror}") from None
+
+
+def _describe_existing(path: Path) -> str:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError:
+        return "unreadable"
+    return "an HDF5 file, perhaps an earlier result" if head == b"\x89HDF\r\n\x1a\n" else \
+        "not a beff result"

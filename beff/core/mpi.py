@@ -139,14 +139,45 @@ def _install_abort_hook() -> None:
     sys.excepthook = hook
 
 
+WATCHDOG_EXIT = 3
+
+
+def _fire(message: str) -> None:
+    """The watchdog's end: this rank's Python stacks on stderr, then abort the whole job."""
+    rank = _MPI.COMM_WORLD.Get_rank() if _MPI is not None else env_rank()
+    sys.stderr.write(f"beff: watchdog on rank {rank}: {message}; Python stacks follow\n")
+    sys.stderr.flush()
+    faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+    abort(f"watchdog: {message}", WATCHDOG_EXIT)
+
+
 def start_watchdog(seconds: float) -> threading.Timer:
-    """Abort the job, with every thread's stack on stderr, if it runs longer than ``seconds``."""
-
-    def fire() -> None:
-        faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
-        abort(f"watchdog: run exceeded {seconds:g} s", 3)
-
-    timer = threading.Timer(seconds, fire)
+    """Abort the job, with every thread's stack on stderr, if it runs longer than ``seconds``
+    (``--timeout``)."""
+    timer = threading.Timer(seconds, _fire, (f"the run exceeded --timeout {seconds:g} s",))
     timer.daemon = True
     timer.start()
     return timer
+
+
+_guard: threading.Timer | None = None
+
+
+def guard(seconds: float | None, what: str) -> None:
+    """Abort the job if ``what`` (one message size, say) has not ended within ``seconds``.
+
+    Each call replaces the previous guard; ``seconds=None`` lifts it. A rank that waits for a
+    stopped or hung rank sits in an MPI call forever: its guard fires, prints its stack and
+    aborts the job, so no rank waits forever.
+    """
+    global _guard
+    if _guard is not None:
+        _guard.cancel()
+        _guard = None
+    if seconds is None:
+        return
+    _guard = threading.Timer(seconds, _fire, (
+        f"{what} made no progress for {seconds:g} s (a stopped or hung rank? "
+        f"--stall-timeout sets this limit)",))
+    _guard.daemon = True
+    _guard.start()

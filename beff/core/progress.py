@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -16,16 +14,22 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from beff.core import terminal
+
 
 @contextmanager
 def make_progress(enabled: bool | None, total: int) -> Iterator[Callable[[str], None]]:
-    """Yield ``advance(description)``; a no-op unless enabled (default: stderr is a terminal)."""
+    """Yield ``advance(description)``; a no-op unless enabled.
+
+    By default it is enabled when the user's terminal is behind stderr, also under a launcher
+    (mpiexec hands ranks a pipe); ``--progress`` forces it (``--no-progress`` turns it off).
+    """
     if enabled is None:
-        enabled = sys.stderr.isatty()
+        enabled = terminal.is_terminal(2)
     if not enabled or total <= 0:
         yield lambda description: None
         return
-    console = Console(stderr=True)
+    console = terminal.console(stderr=True, force=True)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TimeRemainingColumn())
     with Progress(*columns, console=console, transient=True, redirect_stdout=False,

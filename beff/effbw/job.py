@@ -9,14 +9,14 @@ import types
 from typing import Any
 
 import numpy as np
-from rich.console import Console
 
-from beff.core import capi, runtime
+from beff.core import capi, runtime, terminal
 from beff.core import mpi as _mpi
 from beff.core.config import (
     RunConfig,
     build_config,
     check_output_path,
+    default_output,
     thread_level_before_init,
 )
 from beff.core.errors import UsageError
@@ -24,12 +24,10 @@ from beff.core.metadata import collect_rank, placement, run_attrs
 from beff.core.progress import make_progress
 from beff.effbw import measure as effbw
 from beff.render import beff as report_beff
+from beff.render.imb import print_warnings
+from beff.results import warnings
 from beff.results.archive import ResultFile
 from beff.results.effbw import BeffRecord, summarize
-
-
-def default_output() -> str:
-    return time.strftime("beff-%Y%m%dT%H%M%SZ.h5", time.gmtime())
 
 
 def main(overrides: dict[str, Any]) -> None:
@@ -48,7 +46,7 @@ def main(overrides: dict[str, Any]) -> None:
                              "`mpiexec -n P beff run` with P >= 2")
         if cfg.output is None:
             cfg.output = default_output()
-        check_output_path(cfg.output)
+        check_output_path(cfg.output, cfg.force, cfg.config_file)
         return cfg
 
     runtime.run_job(thread_level_before_init(overrides), prepare, run)
@@ -78,6 +76,8 @@ def run(MPI: types.ModuleType, cfg: RunConfig) -> None:
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
     started = time.monotonic()
+    if cfg.timeout is not None:
+        _mpi.start_watchdog(cfg.timeout)
     overhead, backend_warning = capi.start(cfg.backend)
     ranks = world.allgather(collect_rank(MPI))
     where = placement(ranks)  # every rank: node ids for the cross-node shares
@@ -92,13 +92,14 @@ def run(MPI: types.ModuleType, cfg: RunConfig) -> None:
                      oversubscribed=where["oversubscribed"])
         attrs["config"].pop("sources", None)
         out = ResultFile(cfg.output or default_output())
-        out.create(attrs, ranks)
+        out.create(attrs, ranks, exclusive=not cfg.force)
         _mpi.on_abort(lambda: out.finish("aborted") if out else None)
-    stderr = Console(stderr=True, highlight=False)
+    stderr = terminal.console(stderr=True)
+    found: list[str] = []
     if rank == 0:
-        for w in ([backend_warning] if backend_warning else []) + report_beff.run_warnings(
-                attrs, plan):
-            stderr.print(f"[bold yellow]warning:[/bold yellow] {w}")
+        found = ([backend_warning] if backend_warning else []) + warnings.run_warnings(
+            attrs, network=True)
+        print_warnings(stderr, found)
     node_of = [int(r["node"]) for r in ranks]
     total = plan.repetitions * (len(plan.lengths) + 1)
     with make_progress(cfg.progress if rank == 0 else False, total) as advance:
@@ -115,7 +116,7 @@ def run(MPI: types.ModuleType, cfg: RunConfig) -> None:
                                                time.monotonic() - started)
                 out.add_beff(holder["record"])
 
-        bench = effbw.Beff(MPI, plan, advance, flush)
+        bench = effbw.Beff(MPI, plan, advance, flush, cfg.stall_timeout)
         holder["bench"] = bench
         crossing = _cross_node(MPI, bench.bound, node_of)
         total_cross = np.zeros_like(crossing)
@@ -123,13 +124,14 @@ def run(MPI: types.ModuleType, cfg: RunConfig) -> None:
         bench.run()
     if rank != 0 or out is None:
         return
+    out.set_attrs(warnings=found)
     out.finish("complete")
     summary = summarize(holder["record"])
     fmt = cfg.format
     if fmt == "json":
         sys.stdout.write(json.dumps({"beff": summary}, indent=2) + "\n")
     else:
-        console = Console(highlight=False, soft_wrap=True)
+        console = terminal.console()
         report_beff.render(summary, attrs, console)
     stderr.print(f"[dim]results written to {out.path}[/dim]")
 

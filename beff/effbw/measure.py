@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from beff.core import capi
+from beff.core import mpi as _mpi
 from beff.core.buffers import aligned, malloc_like
 from beff.core.capi import I32Array, I64Array2, U8Array, loop
 from beff.core.config import RunConfig
@@ -104,7 +105,10 @@ def make_plan(cfg: RunConfig, ranks: list[dict[str, Any]]) -> Plan:
     if P < 2:
         raise UsageError("b_eff needs at least 2 processes (run it with mpiexec -n P, P >= 2)")
     if cfg.memory_per_proc is not None:
-        mem, source = cfg.memory_per_proc, "--memory-per-proc"
+        where = cfg.sources.get("memory_per_proc", "cli")
+        mem = cfg.memory_per_proc
+        source = (f"config file {where[len('config:'):]}" if where.startswith("config:")
+                  else "--memory-per-proc")
     else:
         mem, source = node_memory_per_rank(ranks), "node memory / ranks on the node"
     if mem < (1 << 20):
@@ -319,7 +323,7 @@ class Beff:
     """Measures b_eff on MPI.COMM_WORLD; rank 0 keeps the loop-length control."""
 
     def __init__(self, MPI: types.ModuleType, plan: Plan, progress: Callable[[str], None],
-                 flush: Callable[[int, State], None]) -> None:
+                 flush: Callable[[int, State], None], stall: float | None = None) -> None:
         self.MPI = MPI
         self.plan = plan
         self.world = MPI.COMM_WORLD
@@ -331,6 +335,9 @@ class Beff:
         self.loops = Loops(MPI, plan.lmax, plan.hugepages)
         self.progress = progress
         self.flush = flush
+        # Per length: every pattern and method, each loop about time_per_loop / patterns.
+        self.stall = stall if stall is not None else max(
+            120.0, 20.0 * plan.time_per_loop * len(plan.methods))
         R, L, NP, M = plan.repetitions, len(plan.lengths), len(self.patterns), len(plan.methods)
         self.state = State(
             bw_local=np.full((R, L, NP, M), NOT_PARTICIPATING),
@@ -361,6 +368,7 @@ class Beff:
         plan, st = self.plan, self.state
         length = plan.lengths[li]
         pre = 1 if li < WITH_PRELOOPS else 0
+        _mpi.guard(self.stall, f"b_eff repetition {r + 1}, length {length} B")
         for pi, b in enumerate(self.bound):
             for mi in methods_of(pi):
                 m = plan.methods[mi]
@@ -421,6 +429,7 @@ class Beff:
                 else:
                     self.measure(r, li, looplng, lambda _: all_methods)
             self.flush(r, st)
+        _mpi.guard(None, "")
 
     def _looplengths(self, r: int, li: int, first: list[Any], max_loops: list[int],
                      short: bool) -> list[int]:

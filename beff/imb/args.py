@@ -162,10 +162,13 @@ FLAGS: dict[str, Parser] = {
     "--config": _single("config_file", str),
     "--batches": _single("batches", _int("--batches", 1)),
     "--backend": _single("backend", _choice("--backend", ("auto", "jit", "python"))),
+    "--timeout": _single("timeout", _float("--timeout", positive=True)),
+    "--stall-timeout": _single("stall_timeout", _float("--stall-timeout", positive=True)),
 }
 SWITCHES: dict[str, dict[str, Any]] = {
     "--check": {"check": True},
     "--hugepages": {"hugepages": True},
+    "--force": {"force": True},
     "--progress": {"progress": True},
     "--no-progress": {"progress": False},
 }
@@ -197,7 +200,10 @@ def parse(argv: list[str]) -> dict[str, Any]:
             continue
         if token.startswith("-"):
             raise UsageError(f"unknown option {token!r} (see `beff imb --help`)")
-        out["benchmarks"].extend(_names(token))
+        names = _names(token)
+        if not names:
+            raise UsageError(f"empty benchmark name {token!r} (see `beff list`)")
+        out["benchmarks"].extend(names)
         i += 1
     if "msglen_file" in out and "msglen" in out:
         raise UsageError("-msglen and -msgsize cannot be combined")

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from beff.core import capi
+from beff.core import mpi as _mpi
 from beff.core.buffers import BufferSet, off_cache_slots
-from beff.core.config import RunConfig
+from beff.core.config import RunConfig, stall_limit
 from beff.imb import schedule
 from beff.imb.registry import BenchmarkSpec, Kind, Runner
 from beff.results.model import OK, OUT_OF_MEM, SKIPPED, TIME_OUT, Measurement
@@ -186,11 +187,13 @@ class Driver:
         self.cfg = cfg
         self.world = MPI.COMM_WORLD
         self.progress = progress
+        self.current: BenchmarkSpec | None = None
 
     def run_all(self, specs: Sequence[BenchmarkSpec],
                 emit: Callable[[Measurement], None]) -> None:
         for spec in specs:
             self.run(spec, emit)
+        _mpi.guard(None, "")
 
     def run(self, spec: BenchmarkSpec, emit: Callable[[Measurement], None]) -> None:
         """Run ``spec`` in each of its modes at each process count; ``emit`` is called on
@@ -200,6 +203,7 @@ class Driver:
         size (time-out, out-of-mem) ends the benchmark in that mode, later counts included.
         """
         _injected_fault(spec.name, self.world.Get_rank())
+        self.current = spec
         for mode in spec.modes:
             for np_ in counts_for(spec, self.cfg, self.world.Get_size()):
                 m = self.run_count(spec, np_, mode)
@@ -239,8 +243,12 @@ class Driver:
         (nonblocking and blocking collectives do not match).
         """
         req = self.world.Ibarrier()
+        n_sizes = len(sizes_for(self.current, self.cfg)) if self.current else 1
+        _mpi.guard(stall_limit(self.cfg, self.cfg.time) * (n_sizes + 1),
+                   "waiting for the other ranks' benchmark")
         while not req.Test():
             time.sleep(IDLE_POLL)
+        _mpi.guard(None, "")
 
     def _measure(self, spec: BenchmarkSpec, np_: int, ngroups: int, group_index: int,
                  gcomm: Comm, rcomm: Comm, mode: str) -> Measurement | None:
@@ -264,7 +272,9 @@ class Driver:
         n_prev = cfg.msgspersample
         history: list[tuple[int, int]] = []
         raw = cfg.msglen if cfg.msglen is not None else sizes
+        stall = stall_limit(cfg, cfg.time)
         for i, nbytes in enumerate(sizes):
+            _mpi.guard(stall, f"{spec.name} at {np_} processes, {nbytes} bytes")
             if self.progress is not None and is_root:
                 self.progress(f"{spec.name} np={np_} {nbytes} B")
             policy = self._policy(spec)
@@ -315,6 +325,7 @@ class Driver:
             rcomm.Barrier()  # groups start each size together, as with IMB's world barrier
             if cfg.msg_pause:
                 time.sleep(max(my_times[i, 0] * n / 10, 0.1))
+        _mpi.guard(stall, f"{spec.name} at {np_} processes, gathering the results")
         gathered = rcomm.gather(
             (my_times, my_samples, my_iters, group_index, self.world.Get_rank(), defects,
              my_prepared), root=0,

@@ -5,19 +5,19 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 import types
 from dataclasses import dataclass
 from typing import Any
 
-from rich.console import Console
-
-from beff.core import capi, runtime
+from beff.core import capi, runtime, terminal
 from beff.core import mpi as _mpi
 from beff.core.config import (
+    MAX_MSGLOG,
     RunConfig,
     build_config,
     check_output_path,
+    default_output,
+    read_lines,
     thread_level_before_init,
 )
 from beff.core.errors import UsageError
@@ -25,9 +25,10 @@ from beff.core.metadata import collect_rank, placement, run_attrs
 from beff.core.progress import make_progress
 from beff.imb import args as imb_args
 from beff.imb.driver import Driver, counts_for, sizes_for
-from beff.imb.registry import resolve
+from beff.imb.registry import BenchmarkSpec, resolve
 from beff.imb.schedule import read_msglen_file
 from beff.render import imb as report
+from beff.results import warnings
 from beff.results.archive import ResultFile, load
 from beff.results.model import Measurement
 
@@ -38,17 +39,9 @@ class Prepared:
     names: list[str]
 
 
-def default_output() -> str:
-    return time.strftime("beff-%Y%m%dT%H%M%SZ.h5", time.gmtime())
-
-
 def read_input_file(path: str) -> list[str]:
     """IMB's -input FILE: one benchmark name per line, '#' lines are comments."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return [ln.strip() for ln in fh if ln.strip() and not ln.lstrip().startswith("#")]
-    except OSError as exc:
-        raise UsageError(f"-input: cannot read {path}: {exc.strerror}") from None
+    return [ln for ln in read_lines(path, "-input") if ln and not ln.startswith("#")]
 
 
 def main(suite: str, argv: list[str]) -> None:
@@ -66,6 +59,8 @@ def main(suite: str, argv: list[str]) -> None:
         cfg = build_config(overrides, overrides.get("config_file"))
         if cfg.msglen_file is not None:
             cfg.msglen = read_msglen_file(cfg.msglen_file)
+        if cfg.msglen:
+            fit_msglog(cfg)
         if cfg.input_file is not None:
             cfg.benchmarks = cfg.benchmarks + read_input_file(cfg.input_file)
         specs = resolve(suite, cfg.benchmarks, cfg.include, cfg.exclude)
@@ -75,10 +70,35 @@ def main(suite: str, argv: list[str]) -> None:
                              f"processes, the job has {size}")
         if cfg.output is None:
             cfg.output = default_output()
-        check_output_path(cfg.output)
+        check_output_path(cfg.output, cfg.force, cfg.config_file)
         return Prepared(cfg, [s.name for s in specs])
 
     runtime.run_job(thread_level_before_init(overrides), prepare, run)
+
+
+def fit_msglog(cfg: RunConfig) -> None:
+    """Every message size the user names is run or refused: -msglog's maximum grows to fit
+    the largest one unless -msglog was given (then the size is refused, as it is above beff's
+    limit of 2^30 bytes per message)."""
+    assert cfg.msglen is not None
+    biggest = max(cfg.msglen)
+    if biggest > 1 << MAX_MSGLOG:
+        raise UsageError(f"message size {biggest} exceeds beff's limit of 2^{MAX_MSGLOG} bytes "
+                         "(1 GiB; larger counts need MPI-4 large-count calls)")
+    need = max(0, (biggest - 1).bit_length())
+    if need <= cfg.msglog_max:
+        return
+    if cfg.sources.get("msglog_max", "default") != "default":
+        raise UsageError(f"message size {biggest} exceeds -msglog's maximum 2^{cfg.msglog_max}"
+                         "; raise -msglog or drop the size")
+    cfg.msglog_max = need
+
+
+def nothing_ran(specs: list[BenchmarkSpec], nprocs: int) -> str:
+    """Why a run measured nothing: every selected benchmark needs more processes."""
+    need = ", ".join(f"{s.name} needs {s.procs or s.min_procs}" for s in specs)
+    return (f"nothing was measured on {nprocs} process{'es' if nprocs != 1 else ''}: {need}; "
+            "run with more ranks (mpiexec -n P)")
 
 
 def map_rows(cfg: RunConfig, m: Measurement, world_size: int) -> list[list[int]]:
@@ -103,6 +123,8 @@ def run(MPI: types.ModuleType, prep: Prepared) -> None:
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
     specs = resolve(cfg.suite, cfg.benchmarks, cfg.include, cfg.exclude)
+    if cfg.timeout is not None:
+        _mpi.start_watchdog(cfg.timeout)
     overhead, backend_warning = capi.start(cfg.backend)
     ranks = world.gather(collect_rank(MPI), root=0)
     if rank != 0:
@@ -115,18 +137,18 @@ def run(MPI: types.ModuleType, prep: Prepared) -> None:
                  overhead=overhead, benchmarks=prep.names, suite=cfg.suite,
                  checked=cfg.check, oversubscribed=where["oversubscribed"])
     out = ResultFile(cfg.output or default_output())
-    out.create(attrs, ranks)
+    out.create(attrs, ranks, exclusive=not cfg.force)
     _mpi.on_abort(lambda: out.finish("aborted"))
-    stdout = Console(highlight=False, soft_wrap=True)
-    stderr = Console(stderr=True, highlight=False)
+    stdout = terminal.console()
+    stderr = terminal.console(stderr=True)
     fmt = cfg.format
     if fmt == "imb":
         sys.stdout.write(report.imb_header(attrs, prep.names))
     elif fmt == "csv":
         sys.stdout.write(report.csv_text([], header=True))
-    early = ([backend_warning] if backend_warning else []) + report.warnings_for(attrs)
-    for w in early:
-        stderr.print(f"[bold yellow]warning:[/bold yellow] {w}")
+    found = ([backend_warning] if backend_warning else []) + warnings.run_warnings(
+        attrs, network=any(s.has_bandwidth for s in specs))
+    report.print_warnings(stderr, found)
     total = sum(len(sizes_for(s, cfg)) * len(counts_for(s, cfg, world.Get_size()))
                 for s in specs)
     collected: list[Measurement] = []
@@ -139,6 +161,10 @@ def run(MPI: types.ModuleType, prep: Prepared) -> None:
             m.attrs["placement_groups"] = report.placement_groups(m, ranks)
             out.add(m)
             collected.append(m)
+            new = [w for w in warnings.result_warnings(attrs, m, m.attrs["placement_groups"])
+                   if w not in found]
+            found.extend(new)
+            report.print_warnings(stderr, new)
             if fmt == "imb":
                 sys.stdout.write(report.imb_block(m))
                 sys.stdout.flush()
@@ -149,17 +175,17 @@ def run(MPI: types.ModuleType, prep: Prepared) -> None:
                 stdout.print(report.rich_table(m, ranks))
 
         Driver(MPI, cfg, advance).run_all(specs, emit)
+    if not collected:
+        found.append(nothing_ran(specs, world.Get_size()))
+        report.print_warnings(stderr, found[-1:])
+    out.set_attrs(warnings=found)
     out.finish("complete")
     if fmt == "imb":
         sys.stdout.write(report.IMB_FOOTER)
     elif fmt == "json":
         sys.stdout.write(report.json_text(load(out.path)))
     if fmt == "table":
-        report.footer(attrs, stdout, collected, ranks)
-    else:  # warnings that only the finished benchmarks could tell (e.g. PingPong inside a node)
-        for w in report.warnings_for(attrs, collected, ranks):
-            if w not in early:
-                stderr.print(f"[bold yellow]warning:[/bold yellow] {w}")
+        report.footer(attrs, stdout)  # the warnings went to stderr as they were found
     sys.stdout.flush()
     stderr.print(f"[dim]results written to {os.fspath(out.path)}[/dim]")
 

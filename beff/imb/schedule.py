@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from beff.core.config import read_lines
 from beff.core.errors import UsageError
 
 MIB = 1 << 20
@@ -77,11 +78,7 @@ def parse_size_list(text: str, what: str) -> list[int]:
 def read_msglen_file(path: str) -> list[int]:
     """Read ``-msglen FILE``: one length per line, optional k/K (x1024) or m/M (x2^20) suffix;
     lines starting with '#' and blank lines are skipped, as in IMB."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            lines = [ln.strip() for ln in fh]
-    except OSError as exc:
-        raise UsageError(f"-msglen: cannot read {path}: {exc.strerror}") from None
+    lines = read_lines(path, "-msglen")
     sizes: list[int] = []
     for line in lines:
         if not line or line.startswith("#"):

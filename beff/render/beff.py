@@ -8,21 +8,16 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from beff.patterns import memory_mib
 from beff.render import imb as report
-
-
-def run_warnings(attrs: dict[str, Any], plan: Any) -> list[str]:
-    out = [w for w in report.warnings_for(attrs) if "point-to-point" not in w]
-    if attrs.get("placement", {}).get("nodes", 1) == 1:
-        out.append("all ranks ran on one node: b_eff measures shared memory here, not a network")
-    return out
 
 
 def _mb(x: float) -> str:
     return f"{x:,.1f}"
 
 
-def render(summary: dict[str, Any], attrs: dict[str, Any], console: Console) -> None:
+def render(summary: dict[str, Any], attrs: dict[str, Any], console: Console,
+           found: list[str] | None = None) -> None:
     """The summary table, the per-length table, the patterns, and the original's final line."""
     P = summary["nprocs"]
     mode = summary["mode"]
@@ -52,7 +47,7 @@ def render(summary: dict[str, Any], attrs: dict[str, Any], console: Console) -> 
         t.add_row("b_eff incl. opt-in methods (not official)",
                   _mb(summary["b_eff_all_methods_MBps"]), "")
     mem = summary["memory_per_proc_bytes"]
-    t.caption = (f"memory per process {mem / 2**20:,.0f} MiB ({summary['memory_per_proc_source']})"
+    t.caption = (f"memory per process {memory_mib(mem):,} MiB ({summary['memory_per_proc_source']})"
                  f", Lmax = memory/128; seed {summary['seed']}; {summary['repetitions']} "
                  f"repetitions; {summary['time_per_loop_s']} s per loop; methods "
                  f"{', '.join(summary['methods_in_b_eff'])}; run time "
@@ -76,7 +71,53 @@ def render(summary: dict[str, Any], attrs: dict[str, Any], console: Console) -> 
     for w in summary.get("warnings", []):
         console.print(f"[bold yellow]warning:[/bold yellow] {w}")
     if summary.get("shortened_repetitions"):
+        reps = ", ".join(str(r + 1) for r in summary["shortened_repetitions"])
         console.print("[yellow]CAUTION: the 60-second rule shortened the two largest lengths "
-                      f"in repetition(s) {summary['shortened_repetitions']}[/yellow]")
-    report.footer(attrs, console)
-    console.print(summary["final_line"])
+                      f"in repetition {reps}[/yellow]")
+    report.footer(attrs, console, found or [])
+    console.print(summary["final_line"], soft_wrap=True)  # scripts grep it: never wrapped
+
+
+# The header of b_eff 3.6's summary table, trailing blanks included.
+SUM_HEADER = [
+    "            | number  |   b_eff   |  Lmax  |   b_eff   |   b"
+    "_eff   | Latency | Latency | Latency | ping-pong  ",
+    "            | of pro  |           |        |  at Lmax  |  at"
+    " Lmax  | rings & |  rings  |  ping-  | bandwith   ",
+    "            | cessors |           |        |  rings &  |   r"
+    "ings   | random  |  only   |  pong   |            ",
+    "            |         |           |        |  random   |   o"
+    "nly    | micro-  | micro-  | micro-  |            ",
+    "            |         |  MByte/s  |        |  MByte/s  |  MB"
+    "yte/s  |  sec    |  sec    |  sec    |  MByte/s   ",
+    "-" * 110,
+]
+
+
+def sum_text(summary: dict[str, Any]) -> str:
+    """The summary table of b_eff 3.6's .sum file, then its final line (``show -f imb``)."""
+    P = summary["nprocs"]
+    lmax_mb = summary["lmax_bytes"] / (1 << 20)
+    acc = (f"accumulated |{P:7d} {summary['b_eff_MBps']:12.0f} {lmax_mb:5.0f} MB "
+           f"{summary['b_eff_lmax_MBps']:10.0f} {summary['ring_lmax_MBps']:12.0f} "
+           f"{summary['latency_us']:9.3f} {summary['latency_ring_us']:9.3f} "
+           f"{summary['pingpong_latency_us']:9.3f} {summary['pingpong_bandwidth_MBps']:12.0f}")
+    per = (f"per process |{summary['b_eff_per_process_MBps']:20.0f}"
+           f"{summary['b_eff_lmax_per_process_MBps']:20.0f}"
+           f"{summary['ring_lmax_per_process_MBps']:13.0f}")
+    blank = "            |"
+    return "\n".join([*SUM_HEADER, blank, acc, blank, per, "",
+                      summary["final_line"]]) + "\n"
+
+
+CSV_FIELDS = ["bytes", "b_eff_MBps", "ring_MBps", "random_MBps", "b_eff_per_process_MBps"]
+
+
+def csv_text(summary: dict[str, Any]) -> str:
+    """b_eff per message length, one row each (``show -f csv``)."""
+    P = summary["nprocs"]
+    rows = [",".join(CSV_FIELDS)]
+    for r in summary["per_length"]:
+        rows.append(f"{r['bytes']},{r['b_eff_MBps']!r},{r['ring_MBps']!r},"
+                    f"{r['random_MBps']!r},{r['b_eff_MBps'] / P!r}")
+    return "\n".join(rows) + "\n"

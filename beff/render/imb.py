@@ -21,7 +21,7 @@ from rich.table import Table
 
 from beff import __version__
 from beff.core.metadata import format_cpus
-from beff.results import columns, stats
+from beff.results import columns, stats, warnings
 from beff.results.effbw import beff_summary
 from beff.results.model import OK, OUT_OF_MEM, TIME_OUT, Measurement, RunRecord
 
@@ -228,14 +228,16 @@ def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Tab
     """A terminal table for one benchmark at one process count."""
     spread = stats.batch_spread(m)
     mode = f" ({m.mode})" if m.mode else ""
-    title = f"{m.suite.upper()} {m.benchmark}{mode} — {m.nprocs} processes"
+    title = f"{m.suite.upper()} {m.benchmark}{mode} — {m.nprocs} process" + (
+        "es" if m.nprocs != 1 else "")
     if m.ngroups > 1:
         title += f" × {m.ngroups} groups"
     if m.idle:
         title += f" ({m.idle} idle)"
     caption = [placement_label(m, ranks or [])]
     scale = " × 0.5 (half round trip)" if m.time_scale == 0.5 else ""
-    caption.append(f"t = timed loop / repetitions{scale}, over ranks; MB/s with MB = 10^6 B")
+    caption.append(f"t = timed loop / repetitions{scale}, over ranks; MB/s with MB = 10^6 B; "
+                   "cv = spread (std/mean) of the slowest rank's batch times")
     table = Table(title=title, caption="\n".join(c for c in caption if c), box=box.SIMPLE_HEAD)
     cols = rich_columns(m)
     for cid in cols:
@@ -280,37 +282,6 @@ def rich_columns(m: Measurement) -> list[str]:
     return cols
 
 
-def warnings_for(attrs: dict[str, Any], measurements: Iterable[Measurement] = (),
-                 ranks: list[dict[str, Any]] | None = None) -> list[str]:
-    """Warnings every report shows: oversubscription, network benchmarks inside one node, checks.
-
-    With ``measurements`` (and the ranks table), a multi-node run also warns about each
-    point-to-point benchmark whose every group stayed inside one node.
-    """
-    out = []
-    placement = attrs.get("placement", {})
-    if placement.get("oversubscribed"):
-        out.append("oversubscribed run: more ranks than allowed cores on a node; "
-                   "timings include OS scheduling and are not representative")
-    if placement.get("nodes", 1) == 1 and attrs.get("nprocs", 1) > 1:
-        out.append("all ranks ran on one node: point-to-point figures are intra-node "
-                   "(shared memory), not network figures")
-    else:
-        for m in measurements:
-            groups = placement_groups(m, ranks or [])
-            network = "mbytes_per_sec" in m.columns  # a transfer between ranks
-            if network and groups and not any(g["inter_node"] for g in groups):
-                where = "; ".join(_ranks_on(g) for g in groups[:4])
-                more = f"; ... {len(groups) - 4} more groups" if len(groups) > 4 else ""
-                out.append(f"{m.benchmark} ({m.nprocs} processes) ran inside one node "
-                           f"({where}{more}): intra-node figures, not network figures; "
-                           "use -map PxQ or one rank per node")
-    if attrs.get("config", {}).get("check"):
-        out.append("check mode: buffers were verified; these timings are not comparable "
-                   "with unchecked runs")
-    return out
-
-
 def overhead_line(attrs: dict[str, Any]) -> str:
     o = attrs.get("overhead") or {}
     if not o:
@@ -350,13 +321,17 @@ def render_header(record: RunRecord, console: Console) -> None:
 def render_record_rich(record: RunRecord, console: Console) -> None:
     for m in record.measurements:
         console.print(rich_table(m, record.ranks))
-    footer(record.attrs, console, record.measurements, record.ranks)
+    footer(record.attrs, console, warnings.of_record(record))
 
 
-def footer(attrs: dict[str, Any], console: Console, measurements: Iterable[Measurement] = (),
-           ranks: list[dict[str, Any]] | None = None) -> None:
-    for w in warnings_for(attrs, measurements, ranks):
+def print_warnings(console: Console, found: Iterable[str]) -> None:
+    for w in found:
         console.print(f"[bold yellow]warning:[/bold yellow] {w}")
+
+
+def footer(attrs: dict[str, Any], console: Console, found: Iterable[str] = ()) -> None:
+    """The warnings (of a stored run: during a run they went to stderr) and the loops' cost."""
+    print_warnings(console, found)
     line = overhead_line(attrs)
     if line:
         console.print(f"[dim]{line}[/dim]")

@@ -7,9 +7,12 @@ completed one. The schema is documented in ``share/schema/``.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import secrets
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +32,13 @@ SCHEMA_VERSION = 2
 FORMAT_NAME = "beff-results"
 # Root attributes stored as JSON text.
 JSON_ATTRS = ("command_line", "config", "config_sources", "versions", "mpi", "host", "env",
-              "placement", "overhead")
+              "placement", "overhead", "warnings", "yield_settings")
 RANK_COLUMNS = {"rank": "1", "host": "", "cpus": "", "numa": "", "local_rank": "1",
                 "local_size": "1", "node": "1", "pid": "1", "memory_bytes": "B"}  # and units
 
 _STR = h5py.string_dtype()
 FULL_DISK_BYTES = 1 << 20
+FILE_OVERHEAD_BYTES = 256 << 10  # HDF5 metadata of a group and its datasets, with room
 
 
 def _reason(path: Path, exc: BaseException) -> str:
@@ -53,65 +57,95 @@ def _reason(path: Path, exc: BaseException) -> str:
 
 
 class ResultFile:
-    """Append-as-you-go writer; every call opens and closes the file."""
+    """Append-as-you-go writer; every call opens and closes the file.
+
+    Before each write it checks that the file system has room for it (with a margin), so a
+    full disk stops the run with a clear message before HDF5 could leave the file half
+    written; every result written before stays readable. The file carries the run's id and
+    each write checks it, so two runs can never mix their results in one file.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.count = 0
+        self.run_id = secrets.token_hex(8)
 
-    def create(self, attrs: dict[str, Any], ranks: list[dict[str, Any]]) -> None:
+    def create(self, attrs: dict[str, Any], ranks: list[dict[str, Any]],
+               exclusive: bool = False) -> None:
+        """Create the file (``exclusive``: fail if it exists, for generated names)."""
         try:
-            self._create(attrs, ranks)
+            self._room(FILE_OVERHEAD_BYTES)
+            with h5py.File(self.path, "w-" if exclusive else "w") as f:
+                self._create(f, attrs, ranks)
         except (OSError, RuntimeError) as exc:  # h5py raises both
             raise BeffError(f"cannot create result file {self.path}: "
                             f"{_reason(self.path, exc)}") from exc
 
-    def _create(self, attrs: dict[str, Any], ranks: list[dict[str, Any]]) -> None:
-        with h5py.File(self.path, "w") as f:
-            f.attrs["format"] = FORMAT_NAME
-            f.attrs["schema_version"] = SCHEMA_VERSION
-            f.attrs["status"] = "running"
-            for key, value in attrs.items():
-                f.attrs[key] = json.dumps(value, sort_keys=True) if key in JSON_ATTRS else value
-            g = f.create_group("ranks")
-            for col, units in RANK_COLUMNS.items():
-                values = [r.get(col, "") for r in ranks]
-                if values and isinstance(values[0], str):
-                    d = g.create_dataset(col, data=np.array(values, dtype=object), dtype=_STR)
-                else:
-                    d = g.create_dataset(col, data=np.asarray(values, dtype=np.int64))
-                d.attrs["units"] = units
-            f.create_group("results")
+    def _create(self, f: h5py.File, attrs: dict[str, Any], ranks: list[dict[str, Any]]) -> None:
+        f.attrs["format"] = FORMAT_NAME
+        f.attrs["schema_version"] = SCHEMA_VERSION
+        f.attrs["status"] = "running"
+        f.attrs["run_id"] = self.run_id
+        for key, value in attrs.items():
+            f.attrs[key] = json.dumps(value, sort_keys=True) if key in JSON_ATTRS else value
+        g = f.create_group("ranks")
+        for col, units in RANK_COLUMNS.items():
+            values = [r.get(col, "") for r in ranks]
+            if values and isinstance(values[0], str):
+                d = g.create_dataset(col, data=np.array(values, dtype=object), dtype=_STR)
+            else:
+                d = g.create_dataset(col, data=np.asarray(values, dtype=np.int64))
+            d.attrs["units"] = units
+        f.create_group("results")
+
+    def _room(self, nbytes: int) -> None:
+        """Raise (disk full) unless the file system has ``nbytes`` and a margin free."""
+        where = self.path.resolve().parent
+        try:
+            free = shutil.disk_usage(where).free
+        except OSError:
+            return
+        if free < 2 * nbytes + FILE_OVERHEAD_BYTES // 4:
+            raise BeffError(f"disk full: {free:,} bytes free in {where}, the next result needs "
+                            f"about {nbytes:,}; the results written so far stay readable in "
+                            f"{self.path}")
+
+    @contextlib.contextmanager
+    def _update(self, nbytes: int) -> Iterator[h5py.File]:
+        self._room(nbytes)
+        try:
+            with h5py.File(self.path, "a") as f:
+                owner = _decode(f.attrs.get("run_id", ""))
+                if owner != self.run_id:
+                    raise BeffError(f"{self.path} now belongs to another run (id {owner}); this "
+                                    "run stops writing there (use a file of its own with -o)")
+                yield f
+                f.attrs["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                f.flush()
+        except (OSError, RuntimeError) as exc:  # h5py raises both
+            raise BeffError(f"cannot write results to {self.path}: {_reason(self.path, exc)}") \
+                from exc
 
     def set_attrs(self, **attrs: Any) -> None:
-        with h5py.File(self.path, "a") as f:
+        with self._update(0) as f:  # a few bytes: allowed down to the last margin
             for key, value in attrs.items():
                 f.attrs[key] = json.dumps(value, sort_keys=True) if key in JSON_ATTRS else value
 
     def add(self, m: Measurement) -> None:
         """Write one benchmark at one process count and flush it to disk."""
-        try:
-            with h5py.File(self.path, "a") as f:
-                write_measurement(f.require_group("results"), m, self.count)
-                f.attrs["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-                f.flush()
-        except (OSError, RuntimeError) as exc:  # h5py raises both
-            raise BeffError(f"cannot write results to {self.path}: {_reason(self.path, exc)}") \
-                from exc
+        size = sum(a.nbytes for a in (m.times, m.samples, m.batch_iters, *m.more_times.values(),
+                                      *m.more_samples.values(), *m.prepared.values()))
+        with self._update(size + FILE_OVERHEAD_BYTES) as f:
+            write_measurement(f.require_group("results"), m, self.count)
         self.count += 1
 
     def add_beff(self, rec: BeffRecord) -> None:
         """Write (or rewrite, after each repetition) the /beff group of a ``beff run``."""
-        try:
-            with h5py.File(self.path, "a") as f:
-                if "beff" in f:
-                    del f["beff"]
-                write_beff(f.create_group("beff"), rec)
-                f.attrs["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-                f.flush()
-        except (OSError, RuntimeError) as exc:  # h5py raises both
-            raise BeffError(f"cannot write results to {self.path}: {_reason(self.path, exc)}") \
-                from exc
+        size = sum(v.nbytes for v in vars(rec).values() if isinstance(v, np.ndarray))
+        with self._update(size + FILE_OVERHEAD_BYTES) as f:
+            if "beff" in f:
+                del f["beff"]
+            write_beff(f.create_group("beff"), rec)
 
     def finish(self, status: str) -> None:
         self.set_attrs(status=status,
@@ -289,7 +323,8 @@ def _decode(value: Any) -> Any:
 
 def load(path: str | Path) -> RunRecord:
     """Read a result file of any supported schema version."""
-    with h5py.File(path, "r") as f:
+    # Without HDF5's file lock: a reader must never make a running writer fail.
+    with h5py.File(path, "r", locking=False) as f:
         if f.attrs.get("format") != FORMAT_NAME:
             raise ValueError(f"{path} is not a beff result file")
         version = int(f.attrs["schema_version"])

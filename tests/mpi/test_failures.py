@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -63,31 +64,40 @@ def test_sigkill_halfway_leaves_every_completed_benchmark(tmp_path: Path) -> Non
         assert m.times.shape[0] == len(m.sizes)
 
 
-def _small_filesystem(path: Path) -> bool:
-    """Mount a 96 KiB tmpfs on ``path`` (root only)."""
+def _small_filesystem(path: Path, size_kib: int) -> bool:
+    """Mount a small tmpfs on ``path`` (root only)."""
     if os.geteuid() != 0:
         return False
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(path)],
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kib}k", "tmpfs", str(path)],
                        capture_output=True, timeout=30)
     return r.returncode == 0
 
 
-def test_full_disk_aborts_with_a_clear_message(tmp_path: Path) -> None:
+def test_a_disk_filling_up_keeps_the_finished_benchmarks(tmp_path: Path) -> None:
+    """About 1 MiB free: the file takes a few results, then the run stops with "disk full",
+    and every result written before stays readable."""
     disk = tmp_path / "disk"
     disk.mkdir()
-    if not _small_filesystem(disk):
+    if not _small_filesystem(disk, 2048):
         pytest.skip("needs root to mount a small tmpfs (CI runs as root)")
     try:
-        (disk / "filler").write_bytes(b"\0" * (64 << 10))
+        free = shutil.disk_usage(disk).free
+        (disk / "filler").write_bytes(b"\0" * max(0, free - (1000 << 10)))
+        names = ["PingPong", "PingPing", "Sendrecv", "Exchange", "Uniband", "Biband",
+                 "Allreduce", "Reduce", "Bcast", "Gather", "Scatter", "Alltoall", "Allgather",
+                 "Barrier"] * 1
         start = time.monotonic()
-        r = mpirun(2, "imb", "mpi1", *QUICK, "PingPong", "PingPing", "Sendrecv", "-o",
-                   str(disk / "out.h5"), timeout=60)
-        assert time.monotonic() - start < 30
+        r = mpirun(2, "imb", "mpi1", *QUICK, "--batches", "200", *names, "-o",
+                   str(disk / "out.h5"), timeout=120)
+        assert time.monotonic() - start < 60
         assert r.returncode != 0
         errors = [ln for ln in r.stderr.splitlines() if ln.startswith("beff: error on rank 0:")]
-        assert len(errors) == 1, r.stderr
-        assert "No space left on device" in r.stderr, r.stderr
-        assert "aborts the job" in r.stderr
+        assert len(errors) == 1 and "disk full:" in errors[0], r.stderr
+        assert str(disk) in errors[0] and "stay readable" in errors[0]
+        record = load(disk / "out.h5")
+        assert 1 <= len(record.measurements) < len(names), len(record.measurements)
+        assert [m.benchmark for m in record.measurements] == names[:len(record.measurements)]
+        assert record.attrs["status"] == "aborted"
     finally:
         subprocess.run(["umount", "-l", str(disk)], capture_output=True, timeout=30)
 
@@ -104,3 +114,64 @@ def test_unwritable_output_directory_exits_2(tmp_path: Path) -> None:
         assert r.returncode == 2 and "cannot write to" in r.stderr
     finally:
         locked.chmod(0o700)
+
+
+def _rank_pids(marker: str) -> dict[int, int]:
+    """{world rank: pid} of the beff processes whose command line holds ``marker``."""
+    out: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().split(b"\0")
+            env = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"beff" not in cmd or marker.encode() not in cmd:
+            continue
+        for var in env:
+            key, _, value = var.partition(b"=")
+            if key in (b"PMI_RANK", b"OMPI_COMM_WORLD_RANK") and value.isdigit():
+                out[int(value)] = int(entry.name)
+    return out
+
+
+def test_a_stopped_rank_trips_the_watchdog(tmp_path: Path) -> None:
+    """SIGSTOP one rank: the other's guard fires, dumps its stack and aborts the job; the
+    benchmarks finished before stay in the file."""
+    out = tmp_path / "stopped.h5"
+    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog", "0:4",
+           "-time", "0.2", "-iter", "20", "--stall-timeout", "4", "--format", "csv", "-o",
+           str(out), "PingPong", "PingPing", "Sendrecv", "Exchange"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=mpi_env(), start_new_session=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        for line in proc.stdout:  # wait for the first finished benchmark
+            if line.startswith("mpi1,PingPong"):
+                break
+        pids = _rank_pids(str(out))
+        assert 1 in pids, pids
+        os.kill(pids[1], signal.SIGSTOP)
+        stopped = time.monotonic()
+        _, err = proc.communicate(timeout=120)
+        waited = time.monotonic() - stopped
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert proc.returncode != 0
+    assert "beff: watchdog on rank 0:" in err and "made no progress for 4 s" in err, err
+    assert "most recent call first" in err  # faulthandler's stack dump
+    assert waited < 60  # the guard is 4 s; aborting an oversubscribed job takes a few more
+    record = load(out)
+    assert record.measurements and record.measurements[0].benchmark == "PingPong"
+
+
+def test_job_timeout_aborts_a_long_run(tmp_path: Path) -> None:
+    out = tmp_path / "timeout.h5"
+    start = time.monotonic()
+    r = mpirun(2, "imb", "mpi1", "-msglog", "0:12", "-time", "5", "--timeout", "3",
+               "PingPong", "Sendrecv", "Exchange", "-o", str(out), timeout=120)
+    assert r.returncode != 0
+    assert "the run exceeded --timeout 3 s" in r.stderr
+    assert time.monotonic() - start < 60

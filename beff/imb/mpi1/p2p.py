@@ -15,6 +15,7 @@ from typing import Any
 
 from beff.core import capi
 from beff.core.capi import loop
+from beff.imb import check
 from beff.imb.check import expected_bytes, fill_send
 from beff.imb.driver import Ctx
 from beff.imb.registry import Kind, Runner, benchmark
@@ -278,6 +279,11 @@ def _window(ctx: Ctx, nbytes: int, both: bool) -> Iterator[Runner]:
                     *sbufs.slots, *rbufs.slots, nbytes, ctx.handle(ctx.MPI.BYTE), peer, ack,
                     ack_buf.address, ctx.handle(ctx.comm), statuses, requests,
                     capi.handle_size())
+    if ctx.cfg.check and nbytes and peer >= 0 and (not sender or both):
+        # The first iteration already received into slots 0 .. window-1.
+        expected = check.pattern(peer, nbytes)
+        for view in rbufs.views[:window]:
+            check.expect_bytes(ctx, view, expected)
 
 
 @benchmark("Uniband", suite=SUITE, kind=Kind.MSG_RATE, min_procs=2, default=False,

@@ -1,0 +1,65 @@
+"""The warnings a run earns: derived from its metadata and results, archived with it.
+
+Each is found once, printed once (on stderr during a run), and stored in the file's
+``warnings`` attribute, from which ``beff show`` prints them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from beff.results.model import Measurement, RunRecord
+
+OVERSUBSCRIBED = ("oversubscribed run: more ranks than allowed cores on a node; timings include "
+                  "OS scheduling and are not representative")
+ONE_NODE = ("all ranks ran on one node: point-to-point figures are intra-node (shared memory), "
+            "not network figures")
+ONE_NODE_BEFF = "all ranks ran on one node: b_eff measures shared memory here, not a network"
+CHECKED = ("check mode: buffers were verified; these timings are not comparable with unchecked "
+           "runs")
+
+
+def _ranks_on(group: dict[str, Any]) -> str:
+    return f"ranks {','.join(map(str, group['ranks']))} on {'+'.join(group['hosts'])}"
+
+
+def run_warnings(attrs: dict[str, Any], network: bool) -> list[str]:
+    """What the run's metadata tells, before any result: ``network`` when the run measures
+    transfers between ranks (a benchmark with a bandwidth column, or b_eff)."""
+    out = []
+    placement = attrs.get("placement", {})
+    if placement.get("oversubscribed"):
+        out.append(OVERSUBSCRIBED)
+    if network and placement.get("nodes", 1) == 1 and attrs.get("nprocs", 1) > 1:
+        out.append(ONE_NODE_BEFF if attrs.get("suite") == "beff" else ONE_NODE)
+    if attrs.get("config", {}).get("check"):
+        out.append(CHECKED)
+    return out
+
+
+def result_warnings(attrs: dict[str, Any], m: Measurement,
+                    groups: list[dict[str, Any]]) -> list[str]:
+    """What one result tells: a point-to-point benchmark whose every group stayed inside one
+    node of a multi-node run."""
+    if attrs.get("placement", {}).get("nodes", 1) == 1 or "mbytes_per_sec" not in m.columns:
+        return []
+    if not groups or any(g["inter_node"] for g in groups):
+        return []
+    where = "; ".join(_ranks_on(g) for g in groups[:4])
+    more = f"; ... {len(groups) - 4} more groups" if len(groups) > 4 else ""
+    return [f"{m.benchmark} ({m.nprocs} processes) ran inside one node ({where}{more}): "
+            "intra-node figures, not network figures; use -map PxQ or one rank per node"]
+
+
+def of_record(record: RunRecord) -> list[str]:
+    """The archived warnings; for files that predate them, derived again."""
+    stored = record.attrs.get("warnings")
+    if isinstance(stored, list):
+        return [str(w) for w in stored]
+    ms: Iterable[Measurement] = record.measurements
+    found = run_warnings(record.attrs, network=any("mbytes_per_sec" in m.columns for m in ms)
+                         or record.beff is not None or record.beff_v1_summary is not None)
+    for m in record.measurements:
+        found += result_warnings(record.attrs, m, list(m.attrs.get("placement_groups", [])))
+    return list(dict.fromkeys(found))

@@ -1,0 +1,108 @@
+"""The result file under stress: full disks, readers during writes, two runs, bad -o."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+import h5py
+import pytest
+
+from beff.core.config import check_output_path, default_output
+from beff.core.errors import BeffError, UsageError
+from beff.results import archive
+from beff.results.archive import ResultFile, load
+from tests.data.current_writer import ATTRS, RANKS, measurements
+
+
+def _started(path: Path) -> ResultFile:
+    out = ResultFile(path)
+    out.create(ATTRS, RANKS, exclusive=True)
+    return out
+
+
+def test_a_full_disk_stops_before_writing_and_keeps_earlier_results(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = _started(tmp_path / "r.h5")
+    first, second, _ = measurements()
+    out.add(first)
+    real = shutil.disk_usage
+
+    def nearly_full(where: Any) -> Any:
+        u = real(where)
+        return type(u)(u.total, u.total - 1000, 1000)
+
+    monkeypatch.setattr(archive.shutil, "disk_usage", nearly_full)
+    with pytest.raises(BeffError, match=r"disk full: 1,000 bytes free in .*stay readable"):
+        out.add(second)
+    monkeypatch.undo()
+    assert [m.benchmark for m in load(out.path).measurements] == ["PingPong"]
+
+
+def test_two_runs_never_mix_in_one_file(tmp_path: Path) -> None:
+    path = tmp_path / "same.h5"
+    first = _started(path)
+    with pytest.raises(BeffError, match="cannot create"):
+        _started(path)  # a second run with the same name: exclusive creation refuses
+    second = ResultFile(path)
+    second.create(ATTRS, RANKS)  # --force: replaces it
+    with pytest.raises(BeffError, match="belongs to another run"):
+        first.add(measurements()[0])
+    second.add(measurements()[1])
+    assert [m.benchmark for m in load(path).measurements] == ["Sendrecv"]
+
+
+def test_a_reader_polling_during_writes_does_not_disturb_the_writer(tmp_path: Path) -> None:
+    out = _started(tmp_path / "polled.h5")
+    stop = threading.Event()
+    reads: list[int] = []
+
+    def poll() -> None:
+        while not stop.is_set():
+            try:
+                reads.append(len(load(out.path).measurements))
+            except (OSError, KeyError, ValueError):
+                pass  # a half-written group: the reader retries, the writer is unharmed
+    reader = threading.Thread(target=poll)
+    reader.start()
+    try:
+        with h5py.File(out.path, "r", locking=False):  # a reader holding the file open
+            for _ in range(20):
+                for m in measurements():
+                    out.add(m)
+    finally:
+        stop.set()
+        reader.join()
+    out.finish("complete")
+    assert len(load(out.path).measurements) == 3  # keys repeat: the last write of each
+    assert reads and max(reads) >= 1
+
+
+def test_default_names_are_unique_within_a_second() -> None:
+    names = {default_output() for _ in range(200)}
+    assert len(names) == 200 and all(n.startswith("beff-") and n.endswith(".h5") for n in names)
+
+
+@pytest.mark.parametrize("case, message", [
+    ("empty", "empty"),
+    ("dir", "is a directory"),
+    ("text", "not a beff result"),
+    ("result", "an HDF5 file"),
+    ("config", "that is the --config file"),
+])
+def test_output_paths_that_are_refused(tmp_path: Path, case: str, message: str) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text("time = 1.0\n")
+    text = tmp_path / "notes.txt"
+    text.write_text("keep me\n")
+    result = tmp_path / "old.h5"
+    _started(result)
+    path = {"empty": "", "dir": str(tmp_path), "text": str(text), "result": str(result),
+            "config": str(config)}[case]
+    with pytest.raises(UsageError, match=message):
+        check_output_path(path, force=False, config_file=str(config))
+    if case in ("text", "result"):
+        check_output_path(path, force=True)  # asked for: allowed
+    assert text.read_text() == "keep me\n"
