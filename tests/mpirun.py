@@ -38,7 +38,9 @@ def is_open_mpi() -> bool:
     return "Open MPI" in out or "OpenRTE" in out or "PRRTE" in out
 
 
-def mpi_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+def mpi_env(extra: dict[str, str | None] | None = None) -> dict[str, str]:
+    """The environment of a test job: ``extra`` adds variables, and removes those set to
+    None."""
     env = dict(os.environ)
     env.update({
         # Open MPI: allow 4 ranks on 2 cores, yield when idle, run as root in CI containers.
@@ -55,8 +57,11 @@ def mpi_env(extra: dict[str, str] | None = None) -> dict[str, str]:
         "COLUMNS": "120",
     })
     env.pop("BEFF_TEST_CORRUPT", None)
-    if extra:
-        env.update(extra)
+    for key, value in (extra or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
     return env
 
 
@@ -68,7 +73,7 @@ class Result:
 
 
 def mpirun(nprocs: int, *args: str, timeout: float = 120, cwd: str | Path | None = None,
-           env: dict[str, str] | None = None) -> Result:
+           env: dict[str, str | None] | None = None) -> Result:
     """Run ``beff ARGS`` on ``nprocs`` ranks; raise if it does not finish within ``timeout``."""
     cmd = [launcher(), "-n", str(nprocs)]
     if is_open_mpi_cached():
@@ -80,7 +85,7 @@ def mpirun(nprocs: int, *args: str, timeout: float = 120, cwd: str | Path | None
 
 
 def beff(*args: str, timeout: float = 60, cwd: str | Path | None = None,
-         env: dict[str, str] | None = None) -> Result:
+         env: dict[str, str | None] | None = None) -> Result:
     """Run ``beff ARGS`` without mpirun."""
     proc = subprocess.run([sys.executable, "-m", "beff", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=cwd, env=mpi_env(env))

@@ -23,7 +23,7 @@ app = typer.Typer(
     help="MPI bandwidth analyzer: b_eff, the Intel MPI Benchmarks set and parallel I/O.\n\n"
     "Run measurements under MPI, e.g. `mpiexec -n 4 beff imb mpi1 PingPong`; "
     "`list`, `describe` and `show` work without mpirun.",
-    rich_markup_mode="rich",
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
     no_args_is_help=True,
     add_completion=False,
@@ -159,16 +159,25 @@ def compare(
             typer.echo(f"beff: error: cannot read {path}: {exc}", err=True)
             raise typer.Exit(2) from None
     a, b = records
+    kinds = cmp.kind_of_run(a), cmp.kind_of_run(b)
+    if kinds[0] != kinds[1]:
+        typer.echo(f"beff: error: cannot compare {first.name} ({kinds[0]}) with "
+                   f"{second.name} ({kinds[1]})", err=True)
+        raise typer.Exit(2)
     console = terminal.console()
-    for warning in cmp.mismatches(a.attrs, b.attrs):
+    for warning in cmp.mismatches(a.attrs, b.attrs) + cmp.beff_mismatches(a, b):
         console.print(f"[bold yellow]warning:[/bold yellow] {warning}")
     figures = cmp.compare_beff(a, b)
     if figures:
-        t = Table(title=f"b_eff: B = {second.name} vs A = {first.name}")
-        for col in ("figure", "A", "B", "B/A"):
+        t = Table(title=f"b_eff: B = {second.name} vs A = {first.name}",
+                  caption="B/A > 1 is better for bandwidths (MB/s), worse for latencies (µs)")
+        for col in ("figure", "A", "B", "B/A", "B is"):
             t.add_column(col, justify="right")
-        for name, va, vb in figures:
-            t.add_row(name, f"{va:,.3f}", f"{vb:,.3f}", f"{vb / va:.3f}" if va else "-")
+        for name, va, vb, up in figures:
+            ratio = vb / va if va else float("nan")
+            verdict = "same" if abs(ratio - 1) < 1e-9 else (
+                "better" if (ratio > 1) == up else "worse")
+            t.add_row(name, f"{va:,.3f}", f"{vb:,.3f}", f"{ratio:.3f}", verdict)
         console.print(t)
         return
     rows = cmp.compare_records(a, b)

@@ -75,6 +75,7 @@ I64Array2 = npt.NDArray[np.int64]  # two-dimensional, C order
 ARRAYS = {"U8Array": "uint8[::1]", "I32Array": "int32[::1]", "I64Array2": "int64[:, ::1]"}
 
 BACKENDS = ("auto", "jit", "python")
+CACHE_FORMAT = "2"  # bumped when the compile options change (2: nogil)
 
 
 def handle_size() -> int:
@@ -199,7 +200,7 @@ def cache_key() -> str:
 
     MPI = _mpi.mpi()
     parts = [library_path(), MPI.Get_library_version(), str(handle_size()), numba.__version__,
-             sys.version.split()[0]]
+             sys.version.split()[0], CACHE_FORMAT]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
@@ -250,8 +251,10 @@ class JitBackend(Backend):
 
     def compile(self, lf: LoopFunc) -> Callable[..., Any]:
         sig = "(" + ", ".join(lf.params) + ",)"
-        compiled: Callable[..., Any] = self.numba.njit(sig, cache=self.cache is not None)(
-            _rebind(lf.func, self.ns))
+        # nogil: a loop may wait in MPI for long (for a stopped rank, forever); the watchdog
+        # thread must still run.
+        compiled: Callable[..., Any] = self.numba.njit(sig, cache=self.cache is not None,
+                                                       nogil=True)(_rebind(lf.func, self.ns))
         return compiled
 
     def describe(self) -> dict[str, Any]:

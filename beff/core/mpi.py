@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import faulthandler
 import os
+import signal
+import socket
 import sys
 import threading
+import time
 import types
 from collections.abc import Callable
 from typing import Any
@@ -85,6 +88,10 @@ def init(thread_level: str = "single") -> types.ModuleType:
 
     _MPI = MPI
     _install_abort_hook()
+    global _root
+    _root = MPI.COMM_WORLD.bcast((socket.gethostname(), os.getpid()), root=0)
+    if MPI.COMM_WORLD.Get_rank() == 0:
+        _watch_signals()
     return MPI
 
 
@@ -116,13 +123,67 @@ def abort(message: str, code: int = 1) -> None:
     sys.stderr.write(f"beff: error on rank {rank}: {message}\n")
     sys.stderr.write(f"beff: rank {rank} aborts the job (MPI_Abort, code {code})\n")
     sys.stderr.flush()
+    _run_cleanup()
+    if rank != 0:
+        _tell_root()
+    MPI.COMM_WORLD.Abort(code)
+    os._exit(code)
+
+
+def _run_cleanup() -> None:
     for func in _cleanup:
         try:
             func()
         except Exception:  # noqa: BLE001 - best effort while aborting
             pass
-    MPI.COMM_WORLD.Abort(code)
-    os._exit(code)
+    _cleanup.clear()
+
+
+# Rank 0's host and pid. MPI_Abort kills the other ranks with SIGKILL, so rank 0 could never
+# mark its result file as aborted when another rank fails: an aborting rank on the same host
+# sends it SIGTERM first, and waits a moment.
+_root: tuple[str, int] | None = None
+ROOT_GRACE_S = 1.0
+
+
+def _tell_root() -> None:
+    if _root is None or _root[0] != socket.gethostname():
+        return
+    try:
+        os.kill(_root[1], signal.SIGTERM)
+    except OSError:
+        return
+    time.sleep(ROOT_GRACE_S)
+
+
+def _watch_signals() -> None:
+    """On rank 0, SIGINT and SIGTERM end the job with the result file marked ``aborted``.
+
+    The main thread may sit in an MPI call for long, where Python cannot run a signal
+    handler; so the C-level handler only writes the signal number to a pipe, and a helper
+    thread reading it runs the clean-up (closing the file as aborted) and exits the process,
+    which makes the launcher end the other ranks.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: None)
+
+    def watch() -> None:
+        while True:
+            data = os.read(read_fd, 1)
+            if data and data[0] in (signal.SIGINT, signal.SIGTERM):
+                break
+        name = "SIGINT (interrupted)" if data[0] == signal.SIGINT else "SIGTERM"
+        sys.stderr.write(f"beff: rank 0 got {name}: the job ends, results so far are kept\n")
+        sys.stderr.flush()
+        _run_cleanup()
+        os._exit(exit_code(KeyboardInterrupt()) if data[0] == signal.SIGINT else 143)
+
+    threading.Thread(target=watch, daemon=True, name="beff-signals").start()
 
 
 def _install_abort_hook() -> None:

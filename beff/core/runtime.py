@@ -20,6 +20,7 @@ from beff.core.errors import UsageError
 
 T = TypeVar("T")
 OTHER_RANKS_EXIT_DELAY = 0.5
+STARTUP_GUARD_S = 600.0
 
 
 def usage_exit(message: str) -> NoReturn:
@@ -42,6 +43,8 @@ def run_job(thread_level: str, prepare: Callable[[types.ModuleType], T],
             job: Callable[[types.ModuleType, T], None]) -> NoReturn:
     """Initialize MPI, let rank 0 validate with ``prepare``, broadcast, and run ``job``."""
     MPI = _mpi.init(thread_level)
+    # Start-up (validation, compiling or loading the timed loops) until the job's own guards.
+    _mpi.guard(STARTUP_GUARD_S, "start-up (validation, compiled loops, metadata)")
     world = MPI.COMM_WORLD
     payload: tuple[str, object] | None = None
     if world.Get_rank() == 0:

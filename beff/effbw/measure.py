@@ -18,7 +18,7 @@ import time
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,6 +45,9 @@ from beff.patterns import (
 )
 from beff.patterns.looplength import MIN_REPETITIONS, PRE_MSG_LOOPS, TIME_PER_LOOP
 from beff.patterns.pattern import N_RANDOM, N_RANDOM_SHORT
+
+if TYPE_CHECKING:  # mpi4py's own stubs; importing mpi4py.MPI at run time would start MPI
+    from mpi4py.MPI import Comm
 
 # Methods: the three of b_eff 3.6, then two opt-in ones that never enter the official b_eff.
 METHODS = ("sendrecv", "alltoallv", "nonblocking", "irecv-send", "isend-recv")
@@ -132,7 +135,7 @@ class Bound:
     """A pattern bound to this rank: its communicator and its steps in that communicator."""
 
     pattern: Pattern
-    comm: Any
+    comm: Comm
     rank: int | None
     participation: int
     steps: list[tuple[int, int, int]]  # (dest, source, tag) with MPI.PROC_NULL for none

@@ -248,7 +248,8 @@ class Driver:
                    "waiting for the other ranks' benchmark")
         while not req.Test():
             time.sleep(IDLE_POLL)
-        _mpi.guard(None, "")
+        # Until the next size arms its own: the steps between benchmarks are guarded too.
+        _mpi.guard(stall_limit(self.cfg, self.cfg.time), "the steps between benchmarks")
 
     def _measure(self, spec: BenchmarkSpec, np_: int, ngroups: int, group_index: int,
                  gcomm: Comm, rcomm: Comm, mode: str) -> Measurement | None:
@@ -376,7 +377,7 @@ class Driver:
             return "multiple_np" if spec.rooted else "dynamic"
         return policy
 
-    def _calibrate(self, spec: BenchmarkSpec, run: Callable[[int], float], comm: Any, n0: int,
+    def _calibrate(self, spec: BenchmarkSpec, run: Callable[[int], float], comm: Comm, n0: int,
                    n_prev: int, nbytes: int, raw: int, history: list[tuple[int, int]]) -> int:
         """IMB's dynamic policy: time 1 iteration, then a test batch, then fit ``-time``.
 

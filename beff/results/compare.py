@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,26 @@ CHECKED = (("nprocs", lambda a: a.get("nprocs")),
             lambda a: str(a.get("mpi", {}).get("library_version", "")).split("\n")[0]),
            ("hosts", lambda a: a.get("placement", {}).get("hosts")),
            ("oversubscribed", lambda a: a.get("placement", {}).get("oversubscribed")),
-           ("check mode", lambda a: a.get("config", {}).get("check")))
+           ("check mode", lambda a: bool(a.get("config", {}).get("check"))),
+           ("timed-loop backend", lambda a: a.get("overhead", {}).get("backend", "python")),
+           ("buffers", lambda a: "hugepage" if a.get("config", {}).get("hugepages")
+            else "malloc-like"))
+# b_eff runs: what makes two b_eff figures comparable.
+Getter = Callable[[dict[str, Any]], Any]
+CHECKED_BEFF: tuple[tuple[str, Getter], ...] = (
+    ("mode", lambda s: s.get("mode")),
+    ("memory per process", lambda s: s.get("memory_per_proc_bytes")),
+    ("methods in b_eff", lambda s: s.get("methods_in_b_eff")))
+# b_eff figures and whether larger is better.
+BEFF_FIGURES = (("b_eff_MBps", True), ("b_eff_lmax_MBps", True), ("b_ring_MBps", True),
+                ("b_random_MBps", True), ("latency_us", False), ("pingpong_latency_us", False),
+                ("pingpong_bandwidth_MBps", True))
+
+
+def kind_of_run(record: RunRecord) -> str:
+    if record.beff is not None or record.beff_v1_summary is not None:
+        return "b_eff"
+    return f"IMB {record.attrs.get('suite', 'mpi1')}"
 
 
 @dataclass
@@ -41,6 +61,13 @@ def mismatches(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     return out
 
 
+def beff_mismatches(a: RunRecord, b: RunRecord) -> list[str]:
+    """b_eff settings that differ between two ``beff run`` files."""
+    sa, sb = beff_summary(a) or {}, beff_summary(b) or {}
+    return [f"{name} differs: {get(sa)!r} vs {get(sb)!r}" for name, get in CHECKED_BEFF
+            if get(sa) != get(sb)]
+
+
 def per_iteration(m: Measurement, s: int) -> np.ndarray:
     """Per-iteration times (µs) of every batch of every rank at size index s."""
     iters = m.batch_iters[s]
@@ -60,10 +87,10 @@ def significant(a: np.ndarray, b: np.ndarray) -> bool:
 
 def compare_records(a: RunRecord, b: RunRecord) -> list[Row]:
     """t_avg of B over t_avg of A for every (benchmark, nprocs, size) both runs measured."""
-    index = {(m.benchmark, m.nprocs, m.ngroups): m for m in b.measurements}
+    index = {(m.benchmark, m.mode, m.nprocs, m.ngroups): m for m in b.measurements}
     rows = []
     for ma in a.measurements:
-        mb = index.get((ma.benchmark, ma.nprocs, ma.ngroups))
+        mb = index.get((ma.benchmark, ma.mode, ma.nprocs, ma.ngroups))
         if mb is None:
             continue
         sa, sb = stats.summarize(ma), stats.summarize(mb)
@@ -79,11 +106,9 @@ def compare_records(a: RunRecord, b: RunRecord) -> list[Row]:
     return rows
 
 
-def compare_beff(a: RunRecord, b: RunRecord) -> list[tuple[str, float, float]]:
-    """The headline b_eff figures of two ``beff run`` files."""
+def compare_beff(a: RunRecord, b: RunRecord) -> list[tuple[str, float, float, bool]]:
+    """The headline b_eff figures of two ``beff run`` files: (name, A, B, larger is better)."""
     sa, sb = beff_summary(a), beff_summary(b)
     if sa is None or sb is None:
         return []
-    keys = ("b_eff_MBps", "b_eff_lmax_MBps", "b_ring_MBps", "b_random_MBps", "latency_us",
-            "pingpong_latency_us", "pingpong_bandwidth_MBps")
-    return [(k, float(sa[k]), float(sb[k])) for k in keys]
+    return [(k, float(sa[k]), float(sb[k]), up) for k, up in BEFF_FIGURES]

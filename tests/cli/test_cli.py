@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 
+import h5py
 import pytest
 
 from tests.mpirun import beff, mpirun
@@ -98,3 +100,70 @@ def test_compare_two_files_without_mpi(tmp_path: Path) -> None:
     assert "geometric mean of B/A over 6 sizes: 1.000" in r.stdout
     r = beff("compare", str(GOLDEN), str(tmp_path / "missing.h5"))
     assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+DATA = GOLDEN.parent
+BEFF_GOLDEN = DATA / "golden-schema-v2-beff.h5"
+
+
+def test_help_at_80_columns_shows_every_option_whole() -> None:
+    r = beff("run", "--help", env={"COLUMNS": "80"})
+    assert r.returncode == 0
+    for flag in ("--memory-per-proc", "--extra-methods-in-beff", "--time-per-loop",
+                 "--stall-timeout", "--backend", "--force"):
+        assert flag in r.stdout, flag
+    assert "--format <table|json>" in r.stdout  # only what `run` accepts
+    assert "…" not in r.stdout
+    assert max(len(line) for line in r.stdout.splitlines()) <= 80
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "--bogus"], "beff: error: No such option: --bogus (see `beff run --help`)"),
+    (["frobnicate"], "beff: error: No such command 'frobnicate'. (see `beff --help`)"),
+    (["show", str(GOLDEN), "--format", "xml"], "beff: error: Invalid value for '--format'"),
+    (["compare", str(GOLDEN)], "beff: error: Missing argument 'second'."),
+])
+def test_parse_errors_are_one_line(args: list[str], message: str) -> None:
+    r = beff(*args)
+    assert r.returncode == 2
+    assert r.stderr.startswith(message) and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_imb_habits_list_and_help() -> None:
+    listed = beff("-list")
+    assert listed.returncode == 0 and "PingPong" in listed.stdout
+    helped = beff("-help")
+    assert helped.returncode == 0 and "Usage: beff" in helped.stdout
+
+
+def test_show_of_a_b_eff_file_in_every_format() -> None:
+    imb = beff("show", str(BEFF_GOLDEN), "--format", "imb")
+    assert imb.returncode == 0
+    assert "accumulated |      2" in imb.stdout and imb.stdout.rstrip().splitlines()[-1]\
+        .startswith("b_effSHORT = ")
+    csv = beff("show", str(BEFF_GOLDEN), "--format", "csv").stdout.splitlines()
+    assert csv[0] == "bytes,b_eff_MBps,ring_MBps,random_MBps,b_eff_per_process_MBps"
+    assert [row.split(",")[0] for row in csv[1:]] == ["1", "1024", "131072"]
+    table = beff("show", str(BEFF_GOLDEN), env={"COLUMNS": "60"}).stdout
+    final = [ln for ln in table.splitlines() if ln.startswith("b_effSHORT = ")]
+    assert len(final) == 1 and final[0].endswith("on Linux golden 6 #1 x86_64")  # unwrapped
+
+
+def test_compare_b_eff_files_warns_and_says_which_is_better(tmp_path: Path) -> None:
+    other = tmp_path / "other.h5"
+    shutil.copy(BEFF_GOLDEN, other)
+    with h5py.File(other, "a") as f:
+        f["beff"].attrs["memory_per_proc"] = 32 << 20
+        f["beff/bw_min"][...] = f["beff/bw_min"][()] * 2  # twice the bandwidth
+    r = beff("compare", str(BEFF_GOLDEN), str(other), env={"COLUMNS": "200"})
+    assert r.returncode == 0, r.stderr
+    assert "memory per process differs: 16777216 vs 33554432" in r.stdout
+    rows = {ln.split("│")[1].strip(): ln for ln in r.stdout.splitlines() if ln.count("│") > 4}
+    assert "2.000" in rows["b_eff_MBps"] and "better" in rows["b_eff_MBps"]
+    assert "0.500" in rows["pingpong_latency_us"] and "better" in rows["pingpong_latency_us"]
+
+
+def test_compare_refuses_a_b_eff_file_against_an_imb_file() -> None:
+    r = beff("compare", str(BEFF_GOLDEN), str(GOLDEN))
+    assert r.returncode == 2 and "(b_eff) with golden-schema-v1.h5 (IMB mpi1)" in r.stderr
+    assert "check mode differs" not in r.stdout + r.stderr

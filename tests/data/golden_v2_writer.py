@@ -61,6 +61,7 @@ def _root(f: h5py.File, attrs: dict[str, object]) -> None:
     f.attrs["format"] = "beff-results"
     f.attrs["schema_version"] = 2
     f.attrs["status"] = "complete"
+    f.attrs["run_id"] = "0123456789abcdef"
     for key, value in attrs.items():
         f.attrs[key] = json.dumps(value, sort_keys=True) if key in JSON_ATTRS else value
     f.attrs["updated"] = "2026-11-22T00:00:01Z"

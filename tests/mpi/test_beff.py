@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -11,9 +13,10 @@ import h5py
 import numpy as np
 import pytest
 
+from beff.patterns import reduce_beff
 from beff.results.archive import load
 from beff.results.effbw import beff_summary
-from tests.mpirun import beff, mpirun
+from tests.mpirun import beff, launcher, mpi_env, mpirun
 
 pytestmark = pytest.mark.mpi
 QUICK = ["run", "--quick", "--memory-per-proc", "16MiB", "--no-progress"]
@@ -105,7 +108,16 @@ def test_opt_in_methods_stay_out_of_the_official_figure(tmp_path: Path) -> None:
     assert summary["buffers"] == "hugepage"
     assert summary["methods"] == ["sendrecv", "irecv-send", "isend-recv"]
     assert summary["methods_in_b_eff"] == ["sendrecv"]
-    assert summary["b_eff_all_methods_MBps"] >= summary["b_eff_MBps"] > 0
+    # recomputed from the stored data: b_eff uses the official method only, the other
+    # figure all three
+    rec = load(path).beff
+    assert rec is not None and rec.official == [True, False, False]
+    b = rec.pattern_b()
+    lengths = [int(x) for x in rec.lengths]
+    official = reduce_beff(b[..., :1], nprocs=2, kinds=rec.kinds, lengths=lengths)
+    every = reduce_beff(b, nprocs=2, kinds=rec.kinds, lengths=lengths)
+    assert summary["b_eff_MBps"] == pytest.approx(official.b_eff / 1e6, rel=1e-12)
+    assert summary["b_eff_all_methods_MBps"] == pytest.approx(every.b_eff / 1e6, rel=1e-12)
     r = beff("show", str(path))
     assert r.returncode == 0 and "not official" in r.stdout and "b_effSHORT =" in r.stdout
 
@@ -165,3 +177,21 @@ def test_toml_layers_under_flags_and_bad_toml_exits_2_on_every_rank(tmp_path: Pa
         assert r.stderr.count("beff: error:") == 1 and "memory_per_proc (from" in r.stderr
         assert "Traceback" not in r.stderr
         assert time.monotonic() - start < 20
+
+
+def test_sixty_second_rule_with_a_fake_timer(tmp_path: Path) -> None:
+    """Slow largest lengths: the rule fires in every repetition; the last two lengths run one
+    iteration; from repetition MIN_REPETITIONS (2) on, Lmax copies repetition 0."""
+    out = tmp_path / "rule.json"
+    root = Path(__file__).resolve().parents[2]
+    cmd = [launcher(), "-n", "2", sys.executable, "-m", "tests.mpi.beff_fake_timer", str(out)]
+    r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=120,
+                       env=mpi_env())
+    assert r.returncode == 0, r.stderr
+    got = json.loads(out.read_text())
+    assert got["shortened"] == [True, True, True]
+    # the second-largest length runs one iteration per method in every repetition
+    assert [rep[0] for rep in got["looplng_last_two"]] == [[1, 1, 1]] * 3
+    assert got["rep2_equals_rep0_at_lmax"] is True
+    assert got["rep1_equals_rep0_at_lmax"] is False  # repetition 1 was measured anew
+    assert all(b >= 0 for rep in got["best"] for b in rep)  # a best method per pattern

@@ -32,7 +32,7 @@ def test_exception_on_one_rank_aborts_the_job(nprocs: int, rank: int, tmp_path: 
     # Results measured before the failure stay in the file.
     record = load(out)
     assert [m.benchmark for m in record.measurements] == ["PingPong"]
-    assert record.attrs["status"] in ("running", "aborted")
+    assert record.attrs["status"] == "aborted"  # rank 0 was told before MPI_Abort
 
 
 def test_sigkill_halfway_leaves_every_completed_benchmark(tmp_path: Path) -> None:
@@ -53,8 +53,7 @@ def test_sigkill_halfway_leaves_every_completed_benchmark(tmp_path: Path) -> Non
             if len(seen) >= 3 or time.monotonic() > deadline:
                 break
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
+        _kill_group(proc)
     assert len(seen) >= 3
     record = load(out)
     done = [m.benchmark for m in record.measurements]
@@ -116,6 +115,15 @@ def test_unwritable_output_directory_exits_2(tmp_path: Path) -> None:
         locked.chmod(0o700)
 
 
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    """End whatever is left of a launched job (nothing, when it ended by itself)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=30)
+
+
 def _rank_pids(marker: str) -> dict[int, int]:
     """{world rank: pid} of the beff processes whose command line holds ``marker``."""
     out: dict[int, int] = {}
@@ -140,9 +148,9 @@ def test_a_stopped_rank_trips_the_watchdog(tmp_path: Path) -> None:
     """SIGSTOP one rank: the other's guard fires, dumps its stack and aborts the job; the
     benchmarks finished before stay in the file."""
     out = tmp_path / "stopped.h5"
-    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog", "0:4",
-           "-time", "0.2", "-iter", "20", "--stall-timeout", "4", "--format", "csv", "-o",
-           str(out), "PingPong", "PingPing", "Sendrecv", "Exchange"]
+    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog", "0:12",
+           "-time", "1", "--stall-timeout", "4", "--format", "csv", "-o", str(out), "PingPong",
+           "PingPing", "Sendrecv", "Exchange", "Allreduce", "Alltoall", "Bcast"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=mpi_env(), start_new_session=True)
     assert proc.stdout is not None and proc.stderr is not None
@@ -157,8 +165,7 @@ def test_a_stopped_rank_trips_the_watchdog(tmp_path: Path) -> None:
         _, err = proc.communicate(timeout=120)
         waited = time.monotonic() - stopped
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
+        _kill_group(proc)
     assert proc.returncode != 0
     assert "beff: watchdog on rank 0:" in err and "made no progress for 4 s" in err, err
     assert "most recent call first" in err  # faulthandler's stack dump
@@ -170,8 +177,34 @@ def test_a_stopped_rank_trips_the_watchdog(tmp_path: Path) -> None:
 def test_job_timeout_aborts_a_long_run(tmp_path: Path) -> None:
     out = tmp_path / "timeout.h5"
     start = time.monotonic()
-    r = mpirun(2, "imb", "mpi1", "-msglog", "0:12", "-time", "5", "--timeout", "3",
-               "PingPong", "Sendrecv", "Exchange", "-o", str(out), timeout=120)
+    # 2 million iterations per size: longer than 3 s even on a fast machine
+    r = mpirun(2, "imb", "mpi1", "-msglog", "0:4", "-iter", "2000000", "-iter_policy", "off",
+               "-time", "1000", "--timeout", "3", "PingPong", "-o", str(out), timeout=120)
     assert r.returncode != 0
     assert "the run exceeded --timeout 3 s" in r.stderr
     assert time.monotonic() - start < 60
+
+
+def test_sigint_marks_the_file_aborted(tmp_path: Path) -> None:
+    """Ctrl-C at the launcher: rank 0 closes the file as aborted, keeping what it holds."""
+    out = tmp_path / "interrupted.h5"
+    # sizes 0 and 1, 400000 iterations each: about a second per size and benchmark
+    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog", "0:0",
+           "-iter", "400000", "-iter_policy", "off", "-time", "1000", "--format", "csv", "-o",
+           str(out), "PingPong", "PingPing", "Sendrecv"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=mpi_env(), start_new_session=True)
+    assert proc.stdout is not None
+    try:
+        for line in proc.stdout:
+            if line.startswith("mpi1,PingPong"):
+                break
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        _kill_group(proc)
+    assert proc.returncode != 0
+    assert "rank 0 got SIGINT" in err, err
+    record = load(out)
+    assert record.attrs["status"] == "aborted"
+    assert record.measurements and record.measurements[0].benchmark == "PingPong"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import shutil
-import threading
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
-import h5py
 import pytest
 
 from beff.core.config import check_output_path, default_output
@@ -55,29 +56,35 @@ def test_two_runs_never_mix_in_one_file(tmp_path: Path) -> None:
 
 
 def test_a_reader_polling_during_writes_does_not_disturb_the_writer(tmp_path: Path) -> None:
+    """Another process reads the file in a loop (as `beff show` every 0.1 s would)."""
     out = _started(tmp_path / "polled.h5")
-    stop = threading.Event()
-    reads: list[int] = []
-
-    def poll() -> None:
-        while not stop.is_set():
-            try:
-                reads.append(len(load(out.path).measurements))
-            except (OSError, KeyError, ValueError):
-                pass  # a half-written group: the reader retries, the writer is unharmed
-    reader = threading.Thread(target=poll)
-    reader.start()
+    reader = subprocess.Popen([sys.executable, "-c", POLL, str(out.path)],
+                              stdout=subprocess.PIPE, text=True)
     try:
-        with h5py.File(out.path, "r", locking=False):  # a reader holding the file open
-            for _ in range(20):
-                for m in measurements():
-                    out.add(m)
+        time.sleep(0.5)
+        for _ in range(30):
+            for m in measurements():
+                out.add(m)
+            time.sleep(0.01)
+        out.finish("complete")
     finally:
-        stop.set()
-        reader.join()
-    out.finish("complete")
-    assert len(load(out.path).measurements) == 3  # keys repeat: the last write of each
-    assert reads and max(reads) >= 1
+        reader.terminate()
+        stdout, _ = reader.communicate(timeout=30)
+    reads = [int(x) for x in stdout.split()]
+    assert reads and max(reads) == 3  # the reader saw the results while they were written
+    assert len(load(out.path).measurements) == 3
+
+
+POLL = """
+import sys, time
+from beff.results.archive import load
+while True:
+    try:
+        print(len(load(sys.argv[1]).measurements), flush=True)
+    except Exception:
+        pass  # a half-written group: a reader retries; the writer is never disturbed
+    time.sleep(0.02)
+"""
 
 
 def test_default_names_are_unique_within_a_second() -> None:

@@ -10,6 +10,7 @@ import numpy as np
 from rich.console import Console
 
 from beff.render import imb as report
+from beff.results import warnings
 from beff.results.archive import ResultFile, load
 from beff.results.model import OK, Measurement, RunRecord
 
@@ -67,14 +68,23 @@ def test_point_to_point_inside_one_node_warns_in_a_multi_node_run() -> None:
     intra = measurement("PingPong", "single_transfer", [0, 1])
     inter = measurement("PingPong", "single_transfer", [0, 2])
     coll = measurement("Allreduce", "collective", [0, 1])
-    assert report.warnings_for(ATTRS, [inter, coll], RANKS) == []
-    warned = report.warnings_for(ATTRS, [intra, inter, coll], RANKS)
+    def found(attrs: dict[str, object], ms: list[Measurement]) -> list[str]:
+        out = warnings.run_warnings(attrs, network=any("mbytes_per_sec" in m.columns
+                                                       for m in ms))
+        for m in ms:
+            out += warnings.result_warnings(attrs, m, report.placement_groups(m, RANKS))
+        return out
+
+    assert found(ATTRS, [inter, coll]) == []
+    warned = found(ATTRS, [intra, inter, coll])
     assert len(warned) == 1
     assert warned[0].startswith("PingPong (2 processes) ran inside one node (ranks 0,1 on hostA)")
     # a single-node run has one global warning, not one per benchmark
     single = {"nprocs": 2, "placement": {"nodes": 1, "hosts": ["hostA"]}}
-    w = report.warnings_for(single, [intra], RANKS[:2])
+    w = found(single, [intra])
     assert len(w) == 1 and w[0].startswith("all ranks ran on one node")
+    # ... and none when nothing measured a transfer between ranks (collectives only)
+    assert found(single, [coll]) == []
 
 
 def test_stored_groups_render_without_a_ranks_table(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ but times a size in one call where beff times it in several batches (``--batches
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -142,6 +142,60 @@ def _portions(senders: Any, nbytes: int, total: int, at: int) -> np.ndarray:
     return np.concatenate([check.pattern(p, total)[at : at + nbytes] for p in senders])
 
 
+def _reduction(ctx: Ctx, nbytes: int, call: int) -> Iterator[Runner]:
+    """Every reduction: X bytes of ``-red_data_type`` per rank, or NP*X to reduce-scatter
+    (the spec's send_np), MPI_SUM; checked against the sum of every rank's pattern, where this
+    rank received it (the root of the last call for rooted ones; its block if scattered)."""
+    t = _dtype(ctx, reduction=True)
+    cnt, nprocs = nbytes // t.size, ctx.size
+    scattered = ctx.spec.send_np
+    sb, rb = ctx.buffers(nprocs * nbytes if scattered else nbytes), ctx.buffers(nbytes)
+    check.fill_reduction(ctx, sb, t.numpy)
+    tally = Tally()
+    yield _run(ctx, call, sb, rb, t, cnt, tally)
+    if not ctx.cfg.check or not cnt or (ctx.spec.rooted and _last_root(ctx, tally) != ctx.rank):
+        return
+    total = check.red_sum(nprocs, nprocs * cnt if scattered else cnt, t.numpy)
+    mine = total[ctx.rank * cnt : (ctx.rank + 1) * cnt] if scattered else total
+    check.expect_elements(ctx, rb[tally.last], mine)
+
+
+Expected = Callable[[Ctx, Tally, int], "np.ndarray | None"]
+
+
+def _moved(ctx: Ctx, nbytes: int, call: int, expected: Expected) -> Iterator[Runner]:
+    """Every data-moving collective: X bytes of ``-data_type`` per block, NP blocks where the
+    spec says so (send_np/recv_np); checked against ``expected(ctx, tally, X)`` (None: this
+    rank received nothing to check)."""
+    t = _dtype(ctx, reduction=False)
+    cnt, nprocs = nbytes // t.size, ctx.size
+    sb = ctx.buffers(nprocs * nbytes if ctx.spec.send_np else nbytes)
+    rb = ctx.buffers(nprocs * nbytes if ctx.spec.recv_np else nbytes)
+    check.fill_send(ctx, sb)
+    tally = Tally()
+    yield _run(ctx, call, sb, rb, t, cnt, tally)
+    want = expected(ctx, tally, nbytes) if ctx.cfg.check and nbytes else None
+    if want is not None:
+        check.expect_bytes(ctx, rb[tally.last], want)
+
+
+def _gathered(ctx: Ctx, tally: Tally, nbytes: int) -> np.ndarray | None:
+    """Every rank's X bytes in rank order (at the root of the last call if rooted)."""
+    if ctx.spec.rooted and _last_root(ctx, tally) != ctx.rank:
+        return None
+    return _portions(range(ctx.size), nbytes, nbytes, 0)
+
+
+def _scattered(ctx: Ctx, tally: Tally, nbytes: int) -> np.ndarray:
+    """This rank's block of the root's NP*X bytes."""
+    return _portions([_last_root(ctx, tally)], nbytes, ctx.size * nbytes, ctx.rank * nbytes)
+
+
+def _exchanged(ctx: Ctx, tally: Tally, nbytes: int) -> np.ndarray:
+    """This rank's block of every rank's NP*X bytes, in rank order."""
+    return _portions(range(ctx.size), nbytes, ctx.size * nbytes, ctx.rank * nbytes)
+
+
 # ----------------------------------------------------------------------------- reductions
 @benchmark("Allreduce", suite=SUITE, kind=Kind.COLLECTIVE, reduction=True,
            bytes_counted="X per rank in the send and in the receive buffer; no bandwidth")
@@ -151,15 +205,7 @@ def allreduce(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
 
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    t = _dtype(ctx, reduction=True)
-    cnt = nbytes // t.size
-    sb, rb = ctx.buffers(nbytes), ctx.buffers(nbytes)
-    check.fill_reduction(ctx, sb, t.numpy)
-    tally = Tally()
-    yield _run(ctx, ALLREDUCE, sb, rb, t, cnt, tally)
-    if ctx.cfg.check and cnt:
-        got = rb[tally.last]
-        check.expect_elements(ctx, got, check.red_sum(ctx.size, cnt, t.numpy))
+    yield from _reduction(ctx, nbytes, ALLREDUCE)
 
 
 @benchmark("Reduce", suite=SUITE, kind=Kind.COLLECTIVE, reduction=True, rooted=True,
@@ -171,15 +217,7 @@ def reduce(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     Root 0; -root_shift on moves it one rank per call, back to 0 at each batch.
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    t = _dtype(ctx, reduction=True)
-    cnt = nbytes // t.size
-    sb, rb = ctx.buffers(nbytes), ctx.buffers(nbytes)
-    check.fill_reduction(ctx, sb, t.numpy)
-    tally = Tally()
-    yield _run(ctx, REDUCE, sb, rb, t, cnt, tally)
-    if ctx.cfg.check and cnt and _last_root(ctx, tally) == ctx.rank:
-        got = rb[tally.last]
-        check.expect_elements(ctx, got, check.red_sum(ctx.size, cnt, t.numpy))
+    yield from _reduction(ctx, nbytes, REDUCE)
 
 
 @benchmark("Reduce_local", suite=SUITE, kind=Kind.COLLECTIVE, reduction=True,
@@ -217,16 +255,7 @@ def reduce_scatter(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     over the ranks is the legacy variant (IMB2018 builds only). Timed: each call separately;
     t = sum of call times / n (the -sync barrier is untimed).
     """
-    t = _dtype(ctx, reduction=True)
-    cnt, nprocs = nbytes // t.size, ctx.size
-    sb, rb = ctx.buffers(nprocs * nbytes), ctx.buffers(nbytes)
-    check.fill_reduction(ctx, sb, t.numpy)
-    tally = Tally()
-    yield _run(ctx, REDUCE_SCATTER, sb, rb, t, cnt, tally)
-    if ctx.cfg.check and cnt:
-        total = check.red_sum(nprocs, nprocs * cnt, t.numpy)
-        mine = total[ctx.rank * cnt : (ctx.rank + 1) * cnt]
-        check.expect_elements(ctx, rb[tally.last], mine)
+    yield from _reduction(ctx, nbytes, REDUCE_SCATTER)
 
 
 @benchmark("Reduce_scatter_block", suite=SUITE, kind=Kind.COLLECTIVE, reduction=True,
@@ -238,17 +267,7 @@ def reduce_scatter_block(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
 
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    t = _dtype(ctx, reduction=True)
-    cnt, nprocs = nbytes // t.size, ctx.size
-    sb, rb = ctx.buffers(nprocs * nbytes), ctx.buffers(nbytes)
-    check.fill_reduction(ctx, sb, t.numpy)
-    # mpi4py reads the send spec's count per block, as for Scatter.
-    tally = Tally()
-    yield _run(ctx, REDUCE_SCATTER_BLOCK, sb, rb, t, cnt, tally)
-    if ctx.cfg.check and cnt:
-        total = check.red_sum(nprocs, nprocs * cnt, t.numpy)
-        mine = total[ctx.rank * cnt : (ctx.rank + 1) * cnt]
-        check.expect_elements(ctx, rb[tally.last], mine)
+    yield from _reduction(ctx, nbytes, REDUCE_SCATTER_BLOCK)
 
 
 # ----------------------------------------------------------------------------- gathers
@@ -260,15 +279,7 @@ def allgather(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
 
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    t = _dtype(ctx, reduction=False)
-    cnt, nprocs = nbytes // t.size, ctx.size
-    sb, rb = ctx.buffers(nbytes), ctx.buffers(nprocs * nbytes)
-    check.fill_send(ctx, sb)
-    tally = Tally()
-    yield _run(ctx, ALLGATHER, sb, rb, t, cnt, tally)
-    if ctx.cfg.check and nbytes:
-        check.expect_bytes(ctx, rb[tally.last],
-                           _portions(range(nprocs), nbytes, nbytes, 0))
+    yield from _moved(ctx, nbytes, ALLGATHER, _gathered)
 
 
 @benchmark("Allgatherv", suite=SUITE, kind=Kind.COLLECTIVE, recv_np=True,
@@ -280,15 +291,7 @@ def allgatherv(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     Same data as Allgather; it shows the cost of the vector interface. Timed: each call
     separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    t = _dtype(ctx, reduction=False)
-    cnt, nprocs = nbytes // t.size, ctx.size
-    sb, rb = ctx.buffers(nbytes), ctx.buffers(nprocs * nbytes)
-    check.fill_send(ctx, sb)
-    tally = Tally()
-    yield _run(ctx, ALLGATHERV, sb, rb, t, cnt, tally)
-    if ctx.cfg.check and nbytes:
-        check.expect_bytes(ctx, rb[tally.last],
-                           _portions(range(nprocs), nbytes, nbytes, 0))
+    yield from _moved(ctx, nbytes, ALLGATHERV, _gathered)
 
 
 @benchmark("Gather", suite=SUITE, kind=Kind.COLLECTIVE, recv_np=True, rooted=True,
@@ -300,15 +303,7 @@ def gather(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     Root 0; -root_shift on moves it one rank per call, back to 0 at each batch.
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    t = _dtype(ctx, reduction=False)
-    cnt, nprocs = nbytes // t.size, ctx.size
-    sb, rb = ctx.buffers(nbytes), ctx.buffers(nprocs * nbytes)
-    check.fill_send(ctx, sb)
-    tally = Tally()
-    yield _run(ctx, GATHER, sb, rb, t, cnt, tally)
-    if ctx.cfg.check and nbytes and _last_root(ctx, tally) == ctx.rank:
-        check.expect_bytes(ctx, rb[tally.last],
-                           _portions(range(nprocs), nbytes, nbytes, 0))
+    yield from _moved(ctx, nbytes, GATHER, _gathered)
 
 
 @benchmark("Gatherv", suite=SUITE, kind=Kind.COLLECTIVE, recv_np=True, rooted=True,
@@ -320,15 +315,7 @@ def gatherv(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     Root 0; -root_shift on moves it one rank per call, back to 0 at each batch.
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    t = _dtype(ctx, reduction=False)
-    cnt, nprocs = nbytes // t.size, ctx.size
-    sb, rb = ctx.buffers(nbytes), ctx.buffers(nprocs * nbytes)
-    check.fill_send(ctx, sb)
-    tally = Tally()
-    yield _run(ctx, GATHERV, sb, rb, t, cnt, tally)
-    if ctx.cfg.check and nbytes and _last_root(ctx, tally) == ctx.rank:
-        check.expect_bytes(ctx, rb[tally.last],
-                           _portions(range(nprocs), nbytes, nbytes, 0))
+    yield from _moved(ctx, nbytes, GATHERV, _gathered)
 
 
 # ----------------------------------------------------------------------------- scatters
@@ -341,16 +328,7 @@ def scatter(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     Root 0; -root_shift on moves it one rank per call, back to 0 at each batch.
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    t = _dtype(ctx, reduction=False)
-    cnt, nprocs = nbytes // t.size, ctx.size
-    sb, rb = ctx.buffers(nprocs * nbytes), ctx.buffers(nbytes)
-    check.fill_send(ctx, sb)
-    tally = Tally()
-    yield _run(ctx, SCATTER, sb, rb, t, cnt, tally)
-    if ctx.cfg.check and nbytes:
-        root = _last_root(ctx, tally)
-        check.expect_bytes(ctx, rb[tally.last],
-                           _portions([root], nbytes, nprocs * nbytes, ctx.rank * nbytes))
+    yield from _moved(ctx, nbytes, SCATTER, _scattered)
 
 
 @benchmark("Scatterv", suite=SUITE, kind=Kind.COLLECTIVE, send_np=True, rooted=True,
@@ -362,16 +340,7 @@ def scatterv(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     Root 0; -root_shift on moves it one rank per call, back to 0 at each batch.
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    t = _dtype(ctx, reduction=False)
-    cnt, nprocs = nbytes // t.size, ctx.size
-    sb, rb = ctx.buffers(nprocs * nbytes), ctx.buffers(nbytes)
-    check.fill_send(ctx, sb)
-    tally = Tally()
-    yield _run(ctx, SCATTERV, sb, rb, t, cnt, tally)
-    if ctx.cfg.check and nbytes:
-        root = _last_root(ctx, tally)
-        check.expect_bytes(ctx, rb[tally.last],
-                           _portions([root], nbytes, nprocs * nbytes, ctx.rank * nbytes))
+    yield from _moved(ctx, nbytes, SCATTERV, _scattered)
 
 
 # ----------------------------------------------------------------------------- all-to-all
@@ -383,15 +352,7 @@ def alltoall(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
 
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    t = _dtype(ctx, reduction=False)
-    cnt, nprocs = nbytes // t.size, ctx.size
-    sb, rb = ctx.buffers(nprocs * nbytes), ctx.buffers(nprocs * nbytes)
-    check.fill_send(ctx, sb)
-    tally = Tally()
-    yield _run(ctx, ALLTOALL, sb, rb, t, cnt, tally)
-    if ctx.cfg.check and nbytes:
-        check.expect_bytes(ctx, rb[tally.last],
-                           _portions(range(nprocs), nbytes, nprocs * nbytes, ctx.rank * nbytes))
+    yield from _moved(ctx, nbytes, ALLTOALL, _exchanged)
 
 
 @benchmark("Alltoallv", suite=SUITE, kind=Kind.COLLECTIVE, send_np=True, recv_np=True,
@@ -402,15 +363,7 @@ def alltoallv(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
 
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    t = _dtype(ctx, reduction=False)
-    cnt, nprocs = nbytes // t.size, ctx.size
-    sb, rb = ctx.buffers(nprocs * nbytes), ctx.buffers(nprocs * nbytes)
-    check.fill_send(ctx, sb)
-    tally = Tally()
-    yield _run(ctx, ALLTOALLV, sb, rb, t, cnt, tally)
-    if ctx.cfg.check and nbytes:
-        check.expect_bytes(ctx, rb[tally.last],
-                           _portions(range(nprocs), nbytes, nprocs * nbytes, ctx.rank * nbytes))
+    yield from _moved(ctx, nbytes, ALLTOALLV, _exchanged)
 
 
 # ----------------------------------------------------------------------------- bcast, barrier
