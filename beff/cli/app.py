@@ -364,6 +364,10 @@ def main(argv: list[str] | None = None) -> None:
     one ``beff: error:`` line printed once (by rank 0 under mpiexec) and exit code 2."""
     from beff.core import runtime
 
+    for stream in (sys.stdout, sys.stderr):  # PYTHONIOENCODING=ascii: "µs" must not crash
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] in ("-list", "-help"):  # IMB users' habits
         args = ["list"] if args[0] == "-list" else ["--help"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +13,7 @@ import pytest
 
 from beff.results import stats
 from beff.results.archive import load
-from tests.mpirun import mpirun
+from tests.mpirun import beff, is_open_mpi_cached, launcher, mpi_env, mpirun
 
 pytestmark = pytest.mark.mpi
 QUICK = ["-msglog", "0:4", "-time", "1", "-iter", "50"]
@@ -174,3 +176,34 @@ def test_beff_sets_the_yield_variables_itself_when_oversubscribed(tmp_path: Path
     applied = load(out).attrs["yield_settings"]
     expected = {} if opt_out or 4 <= (os.cpu_count() or 1) else dict.fromkeys(UNSET_YIELD, "1")
     assert applied == expected
+
+
+def test_table_output_to_a_pipe_has_no_colour_and_progress_can_be_forced(tmp_path: Path) -> None:
+    """stdout is a pipe here: no escape codes in the data (Open MPI hands ranks a pty);
+    --progress forces the bar on stderr under mpiexec; an ASCII-only terminal works."""
+    out = tmp_path / "p.h5"
+    r = mpirun(2, "imb", "mpi1", *QUICK, "PingPong", "Sendrecv", "--progress", "-o", str(out),
+               env={"PYTHONIOENCODING": "ascii"})
+    assert r.returncode == 0, r.stderr
+    assert "\x1b[" not in r.stdout and "PingPong" in r.stdout
+    assert " np=2 " in r.stderr  # the bar's description (benchmark, size), drawn on stderr
+    shown = beff("show", str(out), env={"PYTHONIOENCODING": "ascii"})
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr
+
+
+def test_two_runs_started_together_in_one_directory_keep_both(tmp_path: Path) -> None:
+    cmd = [launcher(), "-n", "1", sys.executable, "-m", "beff", "imb", "mpi1", *QUICK,
+           "PingPong", "Sendrecv", "--format", "csv"]
+    if is_open_mpi_cached():
+        cmd.insert(1, "--oversubscribe")
+    jobs = [subprocess.Popen(cmd, cwd=tmp_path, env=mpi_env(), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    for job in jobs:
+        _, err = job.communicate(timeout=120)
+        assert job.returncode == 0, err
+    files = sorted(tmp_path.glob("beff-*.h5"))
+    assert len(files) == 2
+    ids = {load(f).attrs["run_id"] for f in files}
+    assert len(ids) == 2
+    for f in files:
+        assert [m.benchmark for m in load(f).measurements] == ["Sendrecv"]
