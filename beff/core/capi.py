@@ -125,9 +125,6 @@ class LoopFunc:
         return active().run(self, args)
 
 
-LOOPS: list[LoopFunc] = []
-
-
 def loop(func: Callable[..., Any]) -> LoopFunc:
     """Register ``func`` as a timed loop (see the module docstring for the rules)."""
     params = []
@@ -135,9 +132,7 @@ def loop(func: Callable[..., Any]) -> LoopFunc:
         ann = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation,
                                                                           "__name__", "int")
         params.append("float64" if ann == "float" else ARRAYS.get(ann, "int64"))
-    lf = LoopFunc(func, tuple(params))
-    LOOPS.append(lf)
-    return lf
+    return LoopFunc(func, tuple(params))
 
 
 def _rebind(func: Callable[..., Any], ns: types.ModuleType) -> Callable[..., Any]:
@@ -174,6 +169,13 @@ class Backend:
     def describe(self) -> dict[str, Any]:
         return {"backend": self.name}
 
+    def bind(self, kinds: dict[str, Any], make: Callable[[str, Any, list[Any]], Any]) -> None:
+        """Set ``C.<Name>`` to ``make(symbol, return type, argument types)`` for every function
+        of :data:`SIGNATURES`, with the types of ``kinds``."""
+        for name, sig in SIGNATURES.items():
+            ret, args = sig.split(":")
+            setattr(self.ns, name, make("MPI_" + name, kinds[ret], [kinds[a] for a in args]))
+
 
 class PythonBackend(Backend):
     """Loops run in the interpreter; each C call goes through ctypes."""
@@ -186,12 +188,13 @@ class PythonBackend(Backend):
         # Pointers and Open MPI's pointer handles as ssize_t: ctypes converts numpy ints to it.
         hw = ctypes.c_int if handle_size() == 4 else ctypes.c_ssize_t
         kinds = {"p": ctypes.c_ssize_t, "i": ctypes.c_int, "h": hw, "d": ctypes.c_double}
-        for name, sig in SIGNATURES.items():
-            ret, args = sig.split(":")
-            fn = getattr(lib, "MPI_" + name)
-            fn.restype = kinds[ret]
-            fn.argtypes = [kinds[a] for a in args]
-            setattr(self.ns, name, fn)
+
+        def make(symbol: str, ret: Any, args: list[Any]) -> Any:
+            fn = getattr(lib, symbol)
+            fn.restype, fn.argtypes = ret, args
+            return fn
+
+        self.bind(kinds, make)
 
 
 def cache_key() -> str:
@@ -234,15 +237,15 @@ class JitBackend(Backend):
         lib = _library()
         hw = nt.int32 if handle_size() == 4 else nt.intp
         kinds: dict[str, Any] = {"p": nt.intp, "i": nt.int32, "h": hw, "d": nt.float64}
-        for name, sig in SIGNATURES.items():
-            ret, args = sig.split(":")
-            symbol = "MPI_" + name
+
+        def make(symbol: str, ret: Any, args: list[Any]) -> Any:
             address = ctypes.cast(getattr(lib, symbol), ctypes.c_void_p).value
             if address is None:
                 raise RuntimeError(f"{symbol} not found in {library_path()}")
-            llvm.add_symbol(symbol, address)
-            setattr(self.ns, name,
-                    nt.ExternalFunction(symbol, kinds[ret](*(kinds[a] for a in args))))
+            llvm.add_symbol(symbol, address)  # resolved by name, so cached code links too
+            return nt.ExternalFunction(symbol, ret(*args))
+
+        self.bind(kinds, make)
         self.numba = numba
         self.cache = cache_dir()
         if self.cache is not None:
