@@ -43,7 +43,12 @@ from beff.patterns import (
     next_looplng,
     predict_last_two,
 )
-from beff.patterns.looplength import MIN_REPETITIONS, PRE_MSG_LOOPS, TIME_PER_LOOP
+from beff.patterns.looplength import (
+    MIN_REPETITIONS,
+    PRE_MSG_LOOPS,
+    TIME_PER_LOOP,
+    warmup_iterations,
+)
 from beff.patterns.pattern import N_RANDOM, N_RANDOM_SHORT
 
 if TYPE_CHECKING:  # mpi4py's own stubs; importing mpi4py.MPI at run time would start MPI
@@ -53,7 +58,6 @@ if TYPE_CHECKING:  # mpi4py's own stubs; importing mpi4py.MPI at run time would 
 METHODS = ("sendrecv", "alltoallv", "nonblocking", "irecv-send", "isend-recv")
 METHOD_LABELS = ("Sndrcv", "Alltoal", "non-blk", "Irecv+Send (opt-in)", "Isend+Recv (opt-in)")
 OFFICIAL = (0, 1, 2)
-WITH_PRELOOPS = 18  # warm-up iteration only for length index < 18
 REPETITIONS = 3
 REPETITIONS_SHORT = 2
 NOT_PARTICIPATING = 1e30
@@ -370,7 +374,7 @@ class Beff:
         """All patterns and methods at one length, with a world barrier before each."""
         plan, st = self.plan, self.state
         length = plan.lengths[li]
-        pre = 1 if li < WITH_PRELOOPS else 0
+        pre = warmup_iterations(li)
         _mpi.guard(self.stall, f"b_eff repetition {r + 1}, length {length} B")
         for pi, b in enumerate(self.bound):
             for mi in methods_of(pi):

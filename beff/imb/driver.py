@@ -47,7 +47,6 @@ class Ctx:
     n0: int = 1
     defects: int = 0
     mode: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
     prepared: dict[str, float] = field(default_factory=dict)
     resources: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
@@ -76,14 +75,17 @@ class Ctx:
         """The C handle of an mpi4py object (communicator, datatype, op) for a compiled loop."""
         return capi.handle(obj)
 
-    def scratch(self, statuses: int = 1, requests: int = 0) -> tuple[int, int]:
-        """Addresses of room for ``statuses`` MPI_Status and ``requests`` MPI_Request handles.
+    def keep(self, *objs: Any) -> None:
+        """Keep ``objs`` (arrays a compiled loop only knows by address) alive until this size
+        ends: the callback holds them."""
+        self.resources.callback(objs.__len__)
 
-        The arrays live as long as this context (one message size).
-        """
+    def scratch(self, statuses: int = 1, requests: int = 0) -> tuple[int, int]:
+        """Addresses of room for ``statuses`` MPI_Status and ``requests`` MPI_Request handles,
+        valid until this message size ends."""
         st = np.zeros(max(1, statuses) * capi.status_size(), dtype=np.uint8)
         rq = np.zeros(max(1, requests) * capi.handle_size(), dtype=np.uint8)
-        self.extra.setdefault("scratch", []).extend((st, rq))
+        self.keep(st, rq)
         return int(st.ctypes.data), int(rq.ctypes.data)
 
     def timed(self, lf: capi.LoopFunc, *args: Any, tally: Tally | None = None) -> Runner:

@@ -123,7 +123,7 @@ def _run(ctx: Ctx, call: int, sb: BufferSet, rb: BufferSet, t: DType, cnt: int,
     nprocs = ctx.size
     counts = np.full(nprocs, cnt, dtype=np.int32)
     displs = (np.arange(nprocs, dtype=np.int64) * cnt).astype(np.int32)
-    ctx.extra["vectors"] = (counts, displs)  # alive as long as the loop runs
+    ctx.keep(counts, displs)
     shift = 1 if ctx.cfg.root_shift else 0
     op = ctx.handle(ctx.MPI.SUM)
     return ctx.timed(collective_loop, call, *sb.slots, *rb.slots, cnt, cnt,
