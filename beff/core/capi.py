@@ -66,13 +66,30 @@ SIGNATURES: dict[str, str] = {
     "Scatterv": "i:ppphpihih",
     "Alltoall": "i:pihpihh",
     "Alltoallv": "i:ppphppphh",
+    "Request_free": "i:p",
+    "Start": "i:p",
 }
+# Nonblocking collectives (MPI-3): the blocking arguments, then the request.
+SIGNATURES.update({"I" + name.lower(): SIGNATURES[name] + "p" for name in (
+    "Barrier", "Bcast", "Allreduce", "Reduce", "Reduce_scatter", "Allgather", "Allgatherv",
+    "Gather", "Gatherv", "Scatter", "Scatterv", "Alltoall", "Alltoallv")})
+# Persistent collectives (MPI-4.0): the blocking arguments, an MPI_Info, then the request.
+# An older library lacks them; they are bound only where present (see :func:`has`).
+PERSISTENT = {name + "_init": SIGNATURES[name] + "hp" for name in (
+    "Barrier", "Bcast", "Allreduce", "Reduce", "Reduce_scatter", "Allgather", "Allgatherv",
+    "Gather", "Gatherv", "Scatter", "Scatterv", "Alltoall", "Alltoallv")}
+SIGNATURES.update(PERSISTENT)
+OPTIONAL = frozenset(PERSISTENT)
+# Test-only hook: these C functions (comma-separated names) count as missing from libmpi.
+HIDE_ENV = "BEFF_TEST_HIDE_MPI"
 
 # Array parameter annotations a loop may use, with their numba types.
 U8Array = npt.NDArray[np.uint8]
+F32Array = npt.NDArray[np.float32]
 I32Array = npt.NDArray[np.int32]
 I64Array2 = npt.NDArray[np.int64]  # two-dimensional, C order
-ARRAYS = {"U8Array": "uint8[::1]", "I32Array": "int32[::1]", "I64Array2": "int64[:, ::1]"}
+ARRAYS = {"U8Array": "uint8[::1]", "F32Array": "float32[::1]", "I32Array": "int32[::1]",
+          "I64Array2": "int64[:, ::1]"}
 
 BACKENDS = ("auto", "jit", "python")
 CACHE_FORMAT = "2"  # bumped when the compile options change (2: nogil)
@@ -135,6 +152,22 @@ def loop(func: Callable[..., Any]) -> LoopFunc:
     return LoopFunc(func, tuple(params))
 
 
+HELPERS: dict[str, Callable[..., Any]] = {}
+
+
+def helper(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Register ``func`` (numbers and arrays only, like a loop) as ``C.<its name>`` for timed
+    loops: compiled with them under ``jit``, plain Python under ``python``."""
+    HELPERS[func.__name__] = func
+    return func
+
+
+def has(name: str) -> bool:
+    """Whether the active backend bound the C function MPI_<name> (optional ones may be
+    missing: e.g. the MPI-4.0 persistent collectives from an MPI-3 library)."""
+    return hasattr(active().ns, name)
+
+
 def _rebind(func: Callable[..., Any], ns: types.ModuleType) -> Callable[..., Any]:
     """A copy of ``func`` whose global ``C`` is the backend's bindings ``ns``."""
     glb = dict(func.__globals__)
@@ -158,6 +191,7 @@ class Backend:
     def run(self, lf: LoopFunc, args: tuple[Any, ...]) -> Any:
         fn = lf.compiled.get(self.name)
         if fn is None:
+            self.bind_helpers()
             t0 = time.perf_counter()
             fn = lf.compiled[self.name] = self.compile(lf)
             self.compile_seconds += time.perf_counter() - t0
@@ -171,10 +205,29 @@ class Backend:
 
     def bind(self, kinds: dict[str, Any], make: Callable[[str, Any, list[Any]], Any]) -> None:
         """Set ``C.<Name>`` to ``make(symbol, return type, argument types)`` for every function
-        of :data:`SIGNATURES`, with the types of ``kinds``."""
+        of :data:`SIGNATURES`, with the types of ``kinds``; an optional one that ``make``
+        cannot find (raises LookupError) stays unbound."""
+        hidden = set(filter(None, os.environ.get(HIDE_ENV, "").split(",")))
         for name, sig in SIGNATURES.items():
             ret, args = sig.split(":")
-            setattr(self.ns, name, make("MPI_" + name, kinds[ret], [kinds[a] for a in args]))
+            try:
+                if name in hidden:
+                    raise LookupError(name)
+                fn = make("MPI_" + name, kinds[ret], [kinds[a] for a in args])
+            except LookupError:
+                if name not in OPTIONAL:
+                    raise
+                continue
+            setattr(self.ns, name, fn)
+
+    def bind_helpers(self) -> None:
+        """Make every registered :func:`helper` callable as ``C.<name>`` (before a compile)."""
+        for name, func in HELPERS.items():
+            if not hasattr(self.ns, name):
+                setattr(self.ns, name, self.helper(_rebind(func, self.ns)))
+
+    def helper(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        return func
 
 
 class PythonBackend(Backend):
@@ -190,7 +243,10 @@ class PythonBackend(Backend):
         kinds = {"p": ctypes.c_ssize_t, "i": ctypes.c_int, "h": hw, "d": ctypes.c_double}
 
         def make(symbol: str, ret: Any, args: list[Any]) -> Any:
-            fn = getattr(lib, symbol)
+            try:
+                fn = getattr(lib, symbol)
+            except AttributeError:
+                raise LookupError(symbol) from None
             fn.restype, fn.argtypes = ret, args
             return fn
 
@@ -239,9 +295,12 @@ class JitBackend(Backend):
         kinds: dict[str, Any] = {"p": nt.intp, "i": nt.int32, "h": hw, "d": nt.float64}
 
         def make(symbol: str, ret: Any, args: list[Any]) -> Any:
-            address = ctypes.cast(getattr(lib, symbol), ctypes.c_void_p).value
+            try:
+                address = ctypes.cast(getattr(lib, symbol), ctypes.c_void_p).value
+            except AttributeError:
+                address = None
             if address is None:
-                raise RuntimeError(f"{symbol} not found in {library_path()}")
+                raise LookupError(f"{symbol} not found in {library_path()}")
             llvm.add_symbol(symbol, address)  # resolved by name, so cached code links too
             return nt.ExternalFunction(symbol, ret(*args))
 
@@ -258,6 +317,11 @@ class JitBackend(Backend):
         # thread must still run.
         compiled: Callable[..., Any] = self.numba.njit(sig, cache=self.cache is not None,
                                                        nogil=True)(_rebind(lf.func, self.ns))
+        return compiled
+
+    def helper(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        compiled: Callable[..., Any] = self.numba.njit(cache=self.cache is not None,
+                                                       nogil=True)(func)
         return compiled
 
     def describe(self) -> dict[str, Any]:

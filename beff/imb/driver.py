@@ -24,7 +24,7 @@ from beff.core.buffers import BufferSet, off_cache_slots
 from beff.core.config import RunConfig, stall_limit
 from beff.imb import schedule
 from beff.imb.registry import BenchmarkSpec, Kind, Runner
-from beff.results.model import OK, OUT_OF_MEM, SKIPPED, TIME_OUT, Measurement
+from beff.results.model import OK, OUT_OF_MEM, SKIPPED, TIME_OUT, UNSUPPORTED, Measurement
 
 if TYPE_CHECKING:  # mpi4py's own stubs; importing mpi4py.MPI at run time would start MPI
     from mpi4py.MPI import Comm
@@ -68,8 +68,10 @@ class Ctx:
         return int(self.comm.Get_size())
 
     def buffers(self, nbytes: int, fill: int = 0) -> BufferSet:
-        """Message buffers honouring ``-off_cache`` (at most n0 slots, as IMB)."""
-        return BufferSet(nbytes, self.cfg.off_cache, fill, self.n0, self.cfg.hugepages)
+        """Message buffers honouring ``-off_cache`` (at most n0 slots, as IMB), except for a
+        benchmark whose calls are bound to one buffer (``spec.one_buffer``)."""
+        off_cache = None if self.spec.one_buffer else self.cfg.off_cache
+        return BufferSet(nbytes, off_cache, fill, self.n0, self.cfg.hugepages)
 
     def handle(self, obj: Any) -> int:
         """The C handle of an mpi4py object (communicator, datatype, op) for a compiled loop."""
@@ -88,17 +90,22 @@ class Ctx:
         self.keep(st, rq)
         return int(st.ctypes.data), int(rq.ctypes.data)
 
+    def call(self, lf: capi.LoopFunc, *args: Any) -> tuple[float, ...]:
+        """Call the compiled loop ``lf(*args) -> (figures..., err)``; raise if err reports a
+        failed MPI call, else return the figures."""
+        *figures, err = lf(*args)
+        capi.check(err, f"{self.spec.name} (group of {self.size})")
+        return tuple(map(float, figures))
+
     def timed(self, lf: capi.LoopFunc, *args: Any, tally: Tally | None = None) -> Runner:
         """``run(n)``: call the compiled loop ``lf(n, *args) -> (seconds..., err)``, one
         seconds figure per declared metric; raise if err reports a failed MPI call."""
-        where = f"{self.spec.name} (group of {self.size})"
 
         def run(n: int) -> float | tuple[float, ...]:
-            *seconds, err = lf(n, *args)
-            capi.check(err, where)
+            seconds = self.call(lf, n, *args)
             if tally is not None:
                 tally.runs.append(n)
-            return float(seconds[0]) if len(seconds) == 1 else tuple(map(float, seconds))
+            return seconds[0] if len(seconds) == 1 else seconds
 
         return run
 
@@ -160,7 +167,8 @@ def buffer_bytes(spec: BenchmarkSpec, nbytes: int, np_: int, cfg: RunConfig,
     total = 0.0
     for factor, per_np in ((spec.sendbuf, spec.send_np), (spec.recvbuf, spec.recv_np)):
         length = factor * init * (np_ if per_np else 1)
-        if cfg.off_cache is not None and length > 0 and spec.kind is not Kind.SYNC:
+        if (cfg.off_cache is not None and length > 0 and spec.kind is not Kind.SYNC
+                and not spec.one_buffer):
             stride, count = off_cache_slots(int(length), int(cfg.off_cache[0] * (1 << 20)),
                                             cfg.off_cache[1], n0)
             length = max(length, stride * count)
@@ -206,6 +214,11 @@ class Driver:
         """
         _injected_fault(spec.name, self.world.Get_rank())
         self.current = spec
+        missing = [name for name in spec.requires if not capi.has(name)]
+        if spec.requires and self.world.allreduce(bool(missing), op=self.MPI.LOR):
+            if self.world.Get_rank() == 0:
+                emit(self.unsupported(spec, missing))
+            return
         for mode in spec.modes:
             for np_ in counts_for(spec, self.cfg, self.world.Get_size()):
                 m = self.run_count(spec, np_, mode)
@@ -213,6 +226,27 @@ class Driver:
                     emit(m)
                 if self.world.bcast(m.failed if m is not None else None, root=0):
                     break
+
+    def unsupported(self, spec: BenchmarkSpec, missing: list[str]) -> Measurement:
+        """The record of a benchmark this MPI library cannot run (every size UNSUPPORTED)."""
+        counts = counts_for(spec, self.cfg, self.world.Get_size()) or [self.world.Get_size()]
+        sizes = np.asarray(sizes_for(spec, self.cfg), dtype=np.int64)
+        S, P = len(sizes), counts[0]
+        need = (f"MPI_{missing[0]}" + (f" and {len(missing) - 1} more of the calls it needs"
+                                       if len(missing) > 1 else "")
+                if missing else "a call that another rank's MPI library lacks")
+        return Measurement(
+            suite=spec.suite, benchmark=spec.name, kind=spec.kind.value, nprocs=P, ngroups=1,
+            multi=self.cfg.multi, idle=0, sizes=sizes, repetitions=np.zeros(S, dtype=np.int64),
+            status=[UNSUPPORTED] * S, times=np.full((S, P), np.nan),
+            group=np.zeros(P, dtype=np.int64), world_ranks=np.arange(P, dtype=np.int64),
+            samples=np.full((S, P, 1), np.nan), batch_iters=np.zeros((S, P, 1), dtype=np.int64),
+            checked=self.cfg.check, columns=spec.table_columns, metric=spec.metrics[0].name,
+            more_times={m.name: np.full((S, P), np.nan) for m in spec.metrics[1:]},
+            more_samples={m.name: np.full((S, P, 1), np.nan) for m in spec.metrics[1:]},
+            attrs={"description": spec.description, "bytes_counted": spec.bytes_counted,
+                   "unsupported": f"{spec.name} not run: the MPI library lacks {need}"},
+        )
 
     def run_count(self, spec: BenchmarkSpec, np_: int, mode: str = "") -> Measurement | None:
         MPI, world, cfg = self.MPI, self.world, self.cfg

@@ -156,6 +156,12 @@ def run(MPI: types.ModuleType, prep: Prepared) -> None:
     with make_progress(cfg.progress, total) as advance:
 
         def emit(m: Measurement) -> None:
+            if m.unsupported:  # one line, no table
+                out.add(m)
+                collected.append(m)
+                found.append(m.attrs["unsupported"])
+                report.print_warnings(stderr, found[-1:])
+                return
             m.attrs["map_rows"] = map_rows(cfg, m, world.Get_size())
             m.attrs["placement"] = report.placement_label(m, ranks)
             m.attrs["placement_groups"] = report.placement_groups(m, ranks)

@@ -83,6 +83,15 @@ class BenchmarkSpec:
     metrics: tuple[Metric, ...] = (TIME,)
     columns: tuple[str, ...] = ()  # ids of beff.results.columns; () = the kind's columns
     modes: tuple[str, ...] = ("",)  # e.g. ("aggregate", "non-aggregate"); "" = no modes
+    # How a rooted benchmark's root moves from call to call: "flag" (by -root_shift: 0 or
+    # 1), "always" (root = call index mod NP, as IMB's Ireduce) or "never" (root 0).
+    root_rotation: str = "flag"
+    # The calls are bound to one send and one receive buffer (persistent requests), so
+    # -off_cache has no effect.
+    one_buffer: bool = False
+    # C functions (capi names) the benchmark needs beyond MPI-3; without them it is recorded
+    # as unsupported instead of run.
+    requires: tuple[str, ...] = ()
     # Bytes per rank of resources beyond the send/receive buffers (RMA windows, I/O buffers)
     # at message length X with NP ranks; they count towards -mem.
     other_memory: Callable[[int, int], float] | None = None
@@ -120,9 +129,13 @@ _REGISTRY: dict[str, dict[str, BenchmarkSpec]] = {}
 # Modules that register benchmarks, per suite; imported lazily so that `beff --help` is fast.
 SUITE_MODULES: dict[str, tuple[str, ...]] = {
     "mpi1": ("beff.imb.mpi1.p2p", "beff.imb.mpi1.coll"),
+    "nbc": ("beff.imb.nbc.nbc",),
+    "mpi4": ("beff.imb.nbc.mpi4",),
 }
 SUITE_TITLES: dict[str, str] = {
     "mpi1": "IMB-MPI1 (point-to-point and collectives)",
+    "nbc": "IMB-NBC (nonblocking collectives, with overlap)",
+    "mpi4": "IMB-MPI4 (MPI-4.0 persistent collectives, with overlap)",
 }
 # Modules outside beff that add suites (comma-separated module names); each calls
 # register_suite() when imported. Read once, when the registry is first used.

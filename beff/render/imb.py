@@ -26,7 +26,12 @@ from beff.results.effbw import beff_summary
 from beff.results.model import OK, OUT_OF_MEM, TIME_OUT, Measurement, RunRecord
 
 W = 13
-PART_NAMES = {"mpi1": "MPI-1", "ext": "MPI-2", "nbc": "MPI-NBC", "rma": "MPI-RMA", "io": "MPI-IO"}
+PART_NAMES = {"mpi1": "MPI-1", "ext": "MPI-2", "nbc": "MPI-NBC", "rma": "MPI-RMA", "io": "MPI-IO",
+              "mpi4": "MPI-4"}
+# The header's whitespace per component (IMB_g_info.c): trailing text of the command line
+# and of the reductions' datatype line, and the two lines after MPI_Op.
+HEADER_STYLE = {"mpi1": (" ", " ", "# "), "rma": (" ", "", "# "), "mpi4": ("", "", "# "),
+                "nbc": ("", "", "#"), "ext": ("", "", "#")}
 TYPE_NAMES = {"byte": "MPI_BYTE", "char": "MPI_CHAR", "int": "MPI_INT", "float": "MPI_FLOAT",
               "double": "MPI_DOUBLE"}
 TIME_OUT_TEXT = (' time-out.; Time limit (secs_per_sample * msg_sizes_list_len) is over; use '
@@ -45,6 +50,7 @@ def imb_header(attrs: dict[str, Any], names: Iterable[str]) -> str:
     host = attrs.get("host", {})
     mpi = attrs.get("mpi", {})
     suite = cfg.get("suite", "mpi1")
+    after_cmd, after_red, blank = HEADER_STYLE.get(suite, HEADER_STYLE["mpi1"])
     created = str(attrs.get("created", ""))
     try:
         date = time.asctime(time.localtime(
@@ -69,7 +75,7 @@ def imb_header(attrs: dict[str, Any], names: Iterable[str]) -> str:
         "",
         "# Calling sequence was: ",
         "",
-        "# " + " ".join(attrs.get("command_line", [])) + " ",
+        "# " + " ".join(attrs.get("command_line", [])) + after_cmd,
         "",
     ]
     if cfg.get("msglen") is not None:
@@ -81,10 +87,11 @@ def imb_header(attrs: dict[str, Any], names: Iterable[str]) -> str:
     lines += [
         "#",
         f"# MPI_Datatype                   :   {TYPE_NAMES[cfg.get('data_type', 'byte')]} ",
-        f"# MPI_Datatype for reductions    :   {TYPE_NAMES[cfg.get('red_data_type', 'float')]} ",
+        f"# MPI_Datatype for reductions    :   {TYPE_NAMES[cfg.get('red_data_type', 'float')]}"
+        + after_red,
         "# MPI_Op                         :   MPI_SUM  ",
-        "# ",
-        "# ",
+        blank,
+        blank,
         "",
         "# List of Benchmarks to run:",
         "",
@@ -124,7 +131,9 @@ def _procids(ranks: list[int]) -> str:
 
 
 def imb_block(m: Measurement) -> str:
-    """One benchmark at one process count in IMB 2021.11's layout."""
+    """One benchmark at one process count in IMB 2021.11's layout ("" if not run)."""
+    if m.unsupported:
+        return ""
     cols = table_columns(m)
     grouped = m.multi is not None and m.multi > 0
     headers = (["Group"] if grouped else []) + [
@@ -236,8 +245,13 @@ def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Tab
         title += f" ({m.idle} idle)"
     caption = [placement_label(m, ranks or [])]
     scale = " × 0.5 (half round trip)" if m.time_scale == 0.5 else ""
-    caption.append(f"t = timed loop / repetitions{scale}, over ranks; MB/s with MB = 10^6 B; "
-                   "cv = spread (std/mean) of the slowest rank's batch times")
+    if "overlap" in m.columns:
+        caption.append("t_ovrl, t_pure, t_CPU: per iteration, of the rank with the largest "
+                       "t_ovrl; overlap = share of the shorter of t_pure and t_CPU hidden")
+    else:
+        caption.append(f"t = timed loop / repetitions{scale}, over ranks; MB/s with "
+                       "MB = 10^6 B")
+    caption.append("cv = spread (std/mean) of the slowest rank's batch times")
     table = Table(title=title, caption="\n".join(c for c in caption if c), box=box.SIMPLE_HEAD)
     cols = rich_columns(m)
     for cid in cols:
@@ -276,7 +290,7 @@ def rich_columns(m: Measurement) -> list[str]:
     cols: list[str] = []
     for c in m.columns:
         cols += ["t_min", "t_max", "t_avg"] if c == "t" else [c]
-    if not {"t_min", "t_max", "t_avg"} & set(cols):
+    if not any((col := columns.lookup(c)) is not None and col.timing for c in cols):
         at = cols.index("repetitions") + 1 if "repetitions" in cols else 0
         cols[at:at] = ["t_min", "t_max", "t_avg"]
     return cols
@@ -320,7 +334,8 @@ def render_header(record: RunRecord, console: Console) -> None:
 
 def render_record_rich(record: RunRecord, console: Console) -> None:
     for m in record.measurements:
-        console.print(rich_table(m, record.ranks))
+        if not m.unsupported:
+            console.print(rich_table(m, record.ranks))
     footer(record.attrs, console, warnings.of_record(record))
 
 
@@ -340,7 +355,9 @@ def footer(attrs: dict[str, Any], console: Console, found: Iterable[str] = ()) -
 # ----------------------------------------------------------------------------- JSON / CSV
 CSV_FIELDS = ["suite", "benchmark", "nprocs", "ngroups", "group", "bytes", "repetitions",
               "t_min_us", "t_max_us", "t_avg_us", "mbytes_per_sec", "msg_per_sec", "status",
-              "defects", "mode"]  # mode came with schema 2: last, so old readers keep working
+              "defects", "mode", "t_ovrl_us", "t_pure_us", "t_cpu_us", "overlap_pct"]
+# mode and the overlap figures (NBC, MPI4) came with schema 2: last, so old readers keep
+# working; a benchmark without them leaves them empty.
 
 
 def _clean(x: Any) -> Any:

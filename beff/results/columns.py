@@ -30,17 +30,18 @@ class Column:
     compute: Compute
     digits: int = 2
     integer: bool = False
+    timing: bool = False  # a time (rich tables add no t_min/t_max/t_avg where one is shown)
 
 
 COLUMNS: dict[str, Column] = {}
 
 
 def column(id: str, imb: str, label: str, key: str | None = None, digits: int = 2,
-           integer: bool = False) -> Callable[[Compute], Compute]:
+           integer: bool = False, timing: bool = False) -> Callable[[Compute], Compute]:
     """Register ``compute`` as column ``id``."""
 
     def wrap(compute: Compute) -> Compute:
-        COLUMNS[id] = Column(id, imb, label, key or id, compute, digits, integer)
+        COLUMNS[id] = Column(id, imb, label, key or id, compute, digits, integer, timing)
         return compute
 
     return wrap
@@ -71,22 +72,22 @@ def _reps(m: Measurement, group: int | None) -> np.ndarray:
     return m.repetitions.astype(np.float64)
 
 
-@column("t", "t[usec]", "t [µs]", key="t_us")
+@column("t", "t[usec]", "t [µs]", key="t_us", timing=True)
 def _t(m: Measurement, group: int | None) -> np.ndarray:
     return stats.summarize(m, group).t_max  # IMB's t[usec] is the slower rank's time
 
 
-@column("t_min", "t_min[usec]", "t_min [µs]", key="t_min_us")
+@column("t_min", "t_min[usec]", "t_min [µs]", key="t_min_us", timing=True)
 def _t_min(m: Measurement, group: int | None) -> np.ndarray:
     return stats.summarize(m, group).t_min
 
 
-@column("t_max", "t_max[usec]", "t_max [µs]", key="t_max_us")
+@column("t_max", "t_max[usec]", "t_max [µs]", key="t_max_us", timing=True)
 def _t_max(m: Measurement, group: int | None) -> np.ndarray:
     return stats.summarize(m, group).t_max
 
 
-@column("t_avg", "t_avg[usec]", "t_avg [µs]", key="t_avg_us")
+@column("t_avg", "t_avg[usec]", "t_avg [µs]", key="t_avg_us", timing=True)
 def _t_avg(m: Measurement, group: int | None) -> np.ndarray:
     return stats.summarize(m, group).t_avg
 
@@ -119,5 +120,26 @@ def metric_column(metric: str, stat: str = "max") -> str:
             s = stats.summarize(m, group, metric)
             return {"min": s.t_min, "max": s.t_max, "avg": s.t_avg}[stat]
 
-        column(cid, header, f"{cid} [µs]", key=f"{cid}_us")(compute)
+        column(cid, header, f"{cid} [µs]", key=f"{cid}_us", timing=True)(compute)
     return cid
+
+
+# IMB-NBC/MPI4's overlap table: the figures of the rank with the largest t_ovrl.
+@column("t_ovrl", "t_ovrl[usec]", "t_ovrl [µs]", key="t_ovrl_us", timing=True)
+def _t_ovrl(m: Measurement, group: int | None) -> np.ndarray:
+    return stats.overlap(m, group).t_ovrl
+
+
+@column("t_pure", "t_pure[usec]", "t_pure [µs]", key="t_pure_us", timing=True)
+def _t_pure(m: Measurement, group: int | None) -> np.ndarray:
+    return stats.overlap(m, group).t_pure
+
+
+@column("t_cpu", "t_CPU[usec]", "t_CPU [µs]", key="t_cpu_us", timing=True)
+def _t_cpu(m: Measurement, group: int | None) -> np.ndarray:
+    return stats.overlap(m, group).t_cpu
+
+
+@column("overlap", " overlap[%]", "overlap [%]", key="overlap_pct")
+def _overlap(m: Measurement, group: int | None) -> np.ndarray:
+    return stats.overlap(m, group).percent

@@ -15,6 +15,7 @@ OK = "ok"
 TIME_OUT = "time-out"
 OUT_OF_MEM = "out-of-mem"
 SKIPPED = "skipped"
+UNSUPPORTED = "unsupported"  # the MPI library lacks a call the benchmark needs
 
 # The table columns of IMB's benchmark classes (ids of beff.results.columns). A benchmark
 # declares its own, or takes its class's; files of schema v1, which did not store them,
@@ -91,6 +92,11 @@ class Measurement:
         return f"{self.suite}/{self.benchmark}{mode}/np{self.nprocs}" + (
             f"-multi{self.multi}" if self.multi is not None else ""
         )
+
+    @property
+    def unsupported(self) -> bool:
+        """The MPI library lacked a call the benchmark needs: nothing was measured."""
+        return bool(self.status) and all(s == UNSUPPORTED for s in self.status)
 
     @property
     def failed(self) -> bool:

@@ -72,3 +72,37 @@ def batch_spread(m: Measurement) -> np.ndarray:
         if per_iter.size > 1 and per_iter.mean() > 0:
             out[s] = float(per_iter.std(ddof=1) / per_iter.mean())
     return out
+
+
+def overlap_percent(t_pure: np.ndarray, t_cpu: np.ndarray, t_ovrl: np.ndarray) -> np.ndarray:
+    """IMB's overlap[%] = 100 * max(0, min(1, (t_pure + t_CPU - t_ovrl) / max(t_pure, t_CPU))):
+    how much of the shorter of communication and computation was hidden (0 where both are 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = (t_pure + t_cpu - t_ovrl) / np.maximum(t_pure, t_cpu)
+    return np.where(np.isfinite(ratio), 100.0 * np.clip(ratio, 0.0, 1.0),
+                    np.where(np.isnan(t_ovrl), np.nan, 0.0))
+
+
+@dataclass
+class Overlap:
+    """Per size, IMB's overlap figures: t_ovrl, t_pure and t_CPU of the rank with the largest
+    t_ovrl (microseconds), and overlap[%] computed from them."""
+
+    t_ovrl: np.ndarray
+    t_pure: np.ndarray
+    t_cpu: np.ndarray
+    percent: np.ndarray
+
+
+def overlap(m: Measurement, group: int | None = None) -> Overlap:
+    """:class:`Overlap` of a measurement with the metrics t_ovrl, t_pure and t_cpu (over all
+    ranks, or one group)."""
+    cols = slice(None) if group is None else m.group == group
+    ovrl, pure, cpu = (m.metric_times(k)[:, cols] for k in ("t_ovrl", "t_pure", "t_cpu"))
+    out = np.full((3, len(m.sizes)), np.nan)
+    for s in range(len(m.sizes)):
+        if ovrl.shape[1] and np.isfinite(ovrl[s]).any():
+            r = int(np.nanargmax(ovrl[s]))  # the first of equal maxima, as IMB
+            out[:, s] = ovrl[s, r], pure[s, r], cpu[s, r]
+    out *= US
+    return Overlap(out[0], out[1], out[2], overlap_percent(out[1], out[2], out[0]))

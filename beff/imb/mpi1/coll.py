@@ -46,7 +46,7 @@ NUMPY_TYPES: dict[str, np.dtype[Any]] = {
 
 # Which MPI call a collective loop makes (one compiled loop serves every benchmark).
 (ALLREDUCE, REDUCE, REDUCE_LOCAL, REDUCE_SCATTER, REDUCE_SCATTER_BLOCK, ALLGATHER, ALLGATHERV,
- GATHER, GATHERV, SCATTER, SCATTERV, ALLTOALL, ALLTOALLV, BCAST) = range(14)
+ GATHER, GATHERV, SCATTER, SCATTERV, ALLTOALL, ALLTOALLV, BCAST, BARRIER) = range(15)
 
 
 @loop
@@ -110,31 +110,45 @@ class DType:
     size: int
 
 
-def _dtype(ctx: Ctx, reduction: bool) -> DType:
+def dtype_of(ctx: Ctx, reduction: bool) -> DType:
     name = ctx.cfg.red_data_type if reduction else ctx.cfg.data_type
     np_type = NUMPY_TYPES[name]
     return DType(getattr(ctx.MPI, MPI_TYPE_NAMES[name]), np_type, np_type.itemsize)
 
 
-def _run(ctx: Ctx, call: int, sb: BufferSet, rb: BufferSet, t: DType, cnt: int,
-         tally: Tally) -> Runner:
-    """``run(n)`` of :func:`collective_loop` for ``call`` with ``cnt`` elements per block;
-    vector calls get equal blocks (counts[i] = cnt, displs[i] = i * cnt) for every rank."""
+def call_args(ctx: Ctx, call: int, sb: BufferSet, rb: BufferSet, t: DType,
+              cnt: int) -> tuple[int, ...]:
+    """The arguments every collective loop takes after ``n``, from ``call`` to ``sync``: the
+    buffers' slots, ``cnt`` elements per block, equal blocks for the vector calls (counts[i]
+    = cnt, displs[i] = i * cnt), the handles, and the root's step per call."""
     nprocs = ctx.size
     counts = np.full(nprocs, cnt, dtype=np.int32)
     displs = (np.arange(nprocs, dtype=np.int64) * cnt).astype(np.int32)
     ctx.keep(counts, displs)
-    shift = 1 if ctx.cfg.root_shift else 0
-    op = ctx.handle(ctx.MPI.SUM)
-    return ctx.timed(collective_loop, call, *sb.slots, *rb.slots, cnt, cnt,
-                     int(counts.ctypes.data), int(displs.ctypes.data), ctx.handle(t.mpi), op,
-                     ctx.handle(ctx.comm), nprocs, ctx.rank, shift, int(ctx.cfg.sync),
-                     tally=tally)
+    return (call, *sb.slots, *rb.slots, cnt, cnt, int(counts.ctypes.data),
+            int(displs.ctypes.data), ctx.handle(t.mpi), ctx.handle(ctx.MPI.SUM),
+            ctx.handle(ctx.comm), nprocs, ctx.rank, root_step(ctx), int(ctx.cfg.sync))
+
+
+def _run(ctx: Ctx, call: int, sb: BufferSet, rb: BufferSet, t: DType, cnt: int,
+         tally: Tally) -> Runner:
+    """``run(n)`` of :func:`collective_loop` for ``call`` with ``cnt`` elements per block."""
+    return ctx.timed(collective_loop, *call_args(ctx, call, sb, rb, t, cnt), tally=tally)
+
+
+# Makes a benchmark's run(n) from its call, buffers, datatype, count and tally.
+MakeRun = Callable[[Ctx, int, BufferSet, BufferSet, DType, int, Tally], Runner]
+
+
+def root_step(ctx: Ctx) -> int:
+    """How far the root moves after each call (spec.root_rotation)."""
+    rotation = ctx.spec.root_rotation
+    return 1 if rotation == "always" or (rotation == "flag" and ctx.cfg.root_shift) else 0
 
 
 def _last_root(ctx: Ctx, tally: Tally) -> int:
     """The root of the last call of the last run."""
-    return tally.last % ctx.size if ctx.cfg.root_shift else 0
+    return tally.last * root_step(ctx) % ctx.size
 
 
 def _portions(senders: Any, nbytes: int, total: int, at: int) -> np.ndarray:
@@ -142,17 +156,17 @@ def _portions(senders: Any, nbytes: int, total: int, at: int) -> np.ndarray:
     return np.concatenate([check.pattern(p, total)[at : at + nbytes] for p in senders])
 
 
-def _reduction(ctx: Ctx, nbytes: int, call: int) -> Iterator[Runner]:
+def reduction(ctx: Ctx, nbytes: int, call: int, make_run: MakeRun = _run) -> Iterator[Runner]:
     """Every reduction: X bytes of ``-red_data_type`` per rank, or NP*X to reduce-scatter
     (the spec's send_np), MPI_SUM; checked against the sum of every rank's pattern, where this
     rank received it (the root of the last call for rooted ones; its block if scattered)."""
-    t = _dtype(ctx, reduction=True)
+    t = dtype_of(ctx, reduction=True)
     cnt, nprocs = nbytes // t.size, ctx.size
     scattered = ctx.spec.send_np
     sb, rb = ctx.buffers(nprocs * nbytes if scattered else nbytes), ctx.buffers(nbytes)
     check.fill_reduction(ctx, sb, t.numpy)
     tally = Tally()
-    yield _run(ctx, call, sb, rb, t, cnt, tally)
+    yield make_run(ctx, call, sb, rb, t, cnt, tally)
     if not ctx.cfg.check or not cnt or (ctx.spec.rooted and _last_root(ctx, tally) != ctx.rank):
         return
     total = check.red_sum(nprocs, nprocs * cnt if scattered else cnt, t.numpy)
@@ -163,35 +177,36 @@ def _reduction(ctx: Ctx, nbytes: int, call: int) -> Iterator[Runner]:
 Expected = Callable[[Ctx, Tally, int], "np.ndarray | None"]
 
 
-def _moved(ctx: Ctx, nbytes: int, call: int, expected: Expected) -> Iterator[Runner]:
+def moved(ctx: Ctx, nbytes: int, call: int, expected: Expected,
+          make_run: MakeRun = _run) -> Iterator[Runner]:
     """Every data-moving collective: X bytes of ``-data_type`` per block, NP blocks where the
     spec says so (send_np/recv_np); checked against ``expected(ctx, tally, X)`` (None: this
     rank received nothing to check)."""
-    t = _dtype(ctx, reduction=False)
+    t = dtype_of(ctx, reduction=False)
     cnt, nprocs = nbytes // t.size, ctx.size
     sb = ctx.buffers(nprocs * nbytes if ctx.spec.send_np else nbytes)
     rb = ctx.buffers(nprocs * nbytes if ctx.spec.recv_np else nbytes)
     check.fill_send(ctx, sb)
     tally = Tally()
-    yield _run(ctx, call, sb, rb, t, cnt, tally)
+    yield make_run(ctx, call, sb, rb, t, cnt, tally)
     want = expected(ctx, tally, nbytes) if ctx.cfg.check and nbytes else None
     if want is not None:
         check.expect_bytes(ctx, rb[tally.last], want)
 
 
-def _gathered(ctx: Ctx, tally: Tally, nbytes: int) -> np.ndarray | None:
+def gathered(ctx: Ctx, tally: Tally, nbytes: int) -> np.ndarray | None:
     """Every rank's X bytes in rank order (at the root of the last call if rooted)."""
     if ctx.spec.rooted and _last_root(ctx, tally) != ctx.rank:
         return None
     return _portions(range(ctx.size), nbytes, nbytes, 0)
 
 
-def _scattered(ctx: Ctx, tally: Tally, nbytes: int) -> np.ndarray:
+def scattered(ctx: Ctx, tally: Tally, nbytes: int) -> np.ndarray:
     """This rank's block of the root's NP*X bytes."""
     return _portions([_last_root(ctx, tally)], nbytes, ctx.size * nbytes, ctx.rank * nbytes)
 
 
-def _exchanged(ctx: Ctx, tally: Tally, nbytes: int) -> np.ndarray:
+def exchanged(ctx: Ctx, tally: Tally, nbytes: int) -> np.ndarray:
     """This rank's block of every rank's NP*X bytes, in rank order."""
     return _portions(range(ctx.size), nbytes, ctx.size * nbytes, ctx.rank * nbytes)
 
@@ -205,7 +220,7 @@ def allreduce(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
 
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    yield from _reduction(ctx, nbytes, ALLREDUCE)
+    yield from reduction(ctx, nbytes, ALLREDUCE)
 
 
 @benchmark("Reduce", suite=SUITE, kind=Kind.COLLECTIVE, reduction=True, rooted=True,
@@ -217,7 +232,7 @@ def reduce(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     Root 0; -root_shift on moves it one rank per call, back to 0 at each batch.
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    yield from _reduction(ctx, nbytes, REDUCE)
+    yield from reduction(ctx, nbytes, REDUCE)
 
 
 @benchmark("Reduce_local", suite=SUITE, kind=Kind.COLLECTIVE, reduction=True,
@@ -230,7 +245,7 @@ def reduce_local(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     every call. Timed: each call separately; t = sum of call times / n (the -sync barrier is
     untimed).
     """
-    t = _dtype(ctx, reduction=True)
+    t = dtype_of(ctx, reduction=True)
     cnt = nbytes // t.size
     sb, rb = ctx.buffers(nbytes), ctx.buffers(nbytes)
     check.fill_reduction(ctx, sb, t.numpy)
@@ -255,7 +270,7 @@ def reduce_scatter(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     over the ranks is the legacy variant (IMB2018 builds only). Timed: each call separately;
     t = sum of call times / n (the -sync barrier is untimed).
     """
-    yield from _reduction(ctx, nbytes, REDUCE_SCATTER)
+    yield from reduction(ctx, nbytes, REDUCE_SCATTER)
 
 
 @benchmark("Reduce_scatter_block", suite=SUITE, kind=Kind.COLLECTIVE, reduction=True,
@@ -267,7 +282,7 @@ def reduce_scatter_block(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
 
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    yield from _reduction(ctx, nbytes, REDUCE_SCATTER_BLOCK)
+    yield from reduction(ctx, nbytes, REDUCE_SCATTER_BLOCK)
 
 
 # ----------------------------------------------------------------------------- gathers
@@ -279,7 +294,7 @@ def allgather(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
 
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    yield from _moved(ctx, nbytes, ALLGATHER, _gathered)
+    yield from moved(ctx, nbytes, ALLGATHER, gathered)
 
 
 @benchmark("Allgatherv", suite=SUITE, kind=Kind.COLLECTIVE, recv_np=True,
@@ -291,7 +306,7 @@ def allgatherv(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     Same data as Allgather; it shows the cost of the vector interface. Timed: each call
     separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    yield from _moved(ctx, nbytes, ALLGATHERV, _gathered)
+    yield from moved(ctx, nbytes, ALLGATHERV, gathered)
 
 
 @benchmark("Gather", suite=SUITE, kind=Kind.COLLECTIVE, recv_np=True, rooted=True,
@@ -303,7 +318,7 @@ def gather(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     Root 0; -root_shift on moves it one rank per call, back to 0 at each batch.
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    yield from _moved(ctx, nbytes, GATHER, _gathered)
+    yield from moved(ctx, nbytes, GATHER, gathered)
 
 
 @benchmark("Gatherv", suite=SUITE, kind=Kind.COLLECTIVE, recv_np=True, rooted=True,
@@ -315,7 +330,7 @@ def gatherv(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     Root 0; -root_shift on moves it one rank per call, back to 0 at each batch.
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    yield from _moved(ctx, nbytes, GATHERV, _gathered)
+    yield from moved(ctx, nbytes, GATHERV, gathered)
 
 
 # ----------------------------------------------------------------------------- scatters
@@ -328,7 +343,7 @@ def scatter(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     Root 0; -root_shift on moves it one rank per call, back to 0 at each batch.
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    yield from _moved(ctx, nbytes, SCATTER, _scattered)
+    yield from moved(ctx, nbytes, SCATTER, scattered)
 
 
 @benchmark("Scatterv", suite=SUITE, kind=Kind.COLLECTIVE, send_np=True, rooted=True,
@@ -340,7 +355,7 @@ def scatterv(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     Root 0; -root_shift on moves it one rank per call, back to 0 at each batch.
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    yield from _moved(ctx, nbytes, SCATTERV, _scattered)
+    yield from moved(ctx, nbytes, SCATTERV, scattered)
 
 
 # ----------------------------------------------------------------------------- all-to-all
@@ -352,7 +367,7 @@ def alltoall(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
 
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    yield from _moved(ctx, nbytes, ALLTOALL, _exchanged)
+    yield from moved(ctx, nbytes, ALLTOALL, exchanged)
 
 
 @benchmark("Alltoallv", suite=SUITE, kind=Kind.COLLECTIVE, send_np=True, recv_np=True,
@@ -363,7 +378,7 @@ def alltoallv(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
 
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    yield from _moved(ctx, nbytes, ALLTOALLV, _exchanged)
+    yield from moved(ctx, nbytes, ALLTOALLV, exchanged)
 
 
 # ----------------------------------------------------------------------------- bcast, barrier
@@ -377,12 +392,17 @@ def bcast(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     Root 0; -root_shift on moves it one rank per call, back to 0 at each batch.
     Timed: each call separately; t = sum of call times / n (the -sync barrier is untimed).
     """
-    t = _dtype(ctx, reduction=False)
+    yield from broadcast(ctx, nbytes)
+
+
+def broadcast(ctx: Ctx, nbytes: int, make_run: MakeRun = _run) -> Iterator[Runner]:
+    """A Bcast kernel: X bytes of ``-data_type``; checked on every rank but the last root."""
+    t = dtype_of(ctx, reduction=False)
     cnt = nbytes // t.size
     sb, rb = ctx.buffers(nbytes), ctx.buffers(nbytes)
     check.fill_send(ctx, sb)
     tally = Tally()
-    yield _run(ctx, BCAST, sb, rb, t, cnt, tally)
+    yield make_run(ctx, BCAST, sb, rb, t, cnt, tally)
     root = _last_root(ctx, tally)
     if ctx.cfg.check and nbytes and root != ctx.rank:
         check.expect_bytes(ctx, rb[tally.last], check.pattern(root, nbytes))

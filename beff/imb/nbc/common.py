@@ -1,0 +1,315 @@
+"""What IMB-NBC and IMB-MPI4 share: the overlap measurement of IMB 2021.11, its compiled loops,
+and one declaration per collective from which both suites register their benchmarks.
+
+An overlap benchmark (Ibcast, Bcast_persist, ...) runs, for every batch of n iterations:
+
+1. the **pure** pass: n times start the collective (the nonblocking call, or MPI_Start of a
+   persistent request) and wait for it; t_pure = the sum of the per-iteration times / n;
+2. the **calibration**: the CPU kernel (:mod:`beff.core.cpu`) is sized to take this rank's
+   t_pure; the units it gets are stored with the size (``cpu_units``, ``cpu_units_per_s``);
+3. two barriers, then the **overlap** pass: n times start, run the CPU kernel, wait;
+   t_ovrl = the sum of per-iteration times, t_CPU = the sum of the kernel's times, both / n.
+
+Every iteration is timed on its own (MPI_Wtime around it); with ``-sync on`` an untimed
+barrier follows it. Ibarrier and Barrier_persist time their n iterations as one loop. The
+``*_pure`` benchmarks run the pure pass only. Reported, as IMB: t_ovrl, t_pure and t_CPU of
+the rank with the largest t_ovrl, and overlap[%] = 100 * max(0, min(1, (t_pure + t_CPU -
+t_ovrl) / max(t_pure, t_CPU))); the ``_pure`` tables give t_min/t_max/t_avg over ranks.
+
+Persistent requests are created before each pass (untimed) and freed after it, with the root
+0 and the first buffer, as IMB does: ``-root_shift`` and ``-off_cache`` do not change them.
+IMB-NBC's Ireduce moves its root every call (root = i mod NP) whatever ``-root_shift`` says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from beff.core import capi, cpu
+from beff.core.buffers import BufferSet
+from beff.core.capi import F32Array, loop
+from beff.imb.driver import Ctx, Tally
+from beff.imb.mpi1 import coll
+from beff.imb.mpi1.coll import (
+    ALLGATHER,
+    ALLGATHERV,
+    ALLREDUCE,
+    ALLTOALL,
+    ALLTOALLV,
+    BARRIER,
+    BCAST,
+    GATHER,
+    GATHERV,
+    REDUCE,
+    REDUCE_SCATTER,
+    SCATTER,
+    SCATTERV,
+    DType,
+)
+from beff.imb.registry import Kind, Metric, Runner, benchmark
+
+C: Any = None  # the C bindings, substituted by the backend
+N_BARR = 2
+
+T_OVRL = Metric("t_ovrl", "time per iteration of start, CPU kernel and wait")
+T_PURE = Metric("t_pure", "time per iteration of start and wait")
+T_CPU = Metric("t_cpu", "time per iteration of the CPU kernel in the overlap pass")
+OVERLAP_METRICS = (T_OVRL, T_PURE, T_CPU)
+OVERLAP_COLUMNS = ("bytes", "repetitions", "t_ovrl", "t_pure", "t_cpu", "overlap")
+
+
+@loop
+def overlap_loop(n: int, units: int, nbarr: int, persistent: int, work: F32Array, call: int,
+                 sb: int, sn: int, ss: int, rb: int, rn: int, rs: int, scount: int,
+                 rcount: int, counts: int, displs: int, dtype: int, op: int, comm: int,
+                 nprocs: int, me: int, shift: int, sync: int, req: int,
+                 st: int) -> tuple[float, float, int]:
+    """One pass: ``nbarr`` barriers, then n times start (MPI_Start of the persistent request
+    ``req`` or the nonblocking ``call``), the CPU kernel (``units`` >= 0) and MPI_Wait.
+
+    Returns (the summed per-iteration times, the summed CPU kernel times, OR of error codes).
+    Barrier: the n iterations are timed as one loop, with no -sync barrier between them.
+    """
+    err = 0
+    for _ in range(nbarr):
+        err |= C.Barrier(comm)
+    acc = 0.0
+    comp = 0.0
+    root = 0
+    whole = call == BARRIER
+    t_loop = C.Wtime()
+    for i in range(n):
+        s = sb + (i % sn) * ss
+        r = rb + (i % rn) * rs
+        t1 = C.Wtime()
+        if persistent:
+            err |= C.Start(req)
+        elif call == ALLREDUCE:
+            err |= C.Iallreduce(s, r, scount, dtype, op, comm, req)
+        elif call == REDUCE:
+            err |= C.Ireduce(s, r, scount, dtype, op, root, comm, req)
+        elif call == REDUCE_SCATTER:
+            err |= C.Ireduce_scatter(s, r, counts, dtype, op, comm, req)
+        elif call == ALLGATHER:
+            err |= C.Iallgather(s, scount, dtype, r, rcount, dtype, comm, req)
+        elif call == ALLGATHERV:
+            err |= C.Iallgatherv(s, scount, dtype, r, counts, displs, dtype, comm, req)
+        elif call == GATHER:
+            err |= C.Igather(s, scount, dtype, r, rcount, dtype, root, comm, req)
+        elif call == GATHERV:
+            err |= C.Igatherv(s, scount, dtype, r, counts, displs, dtype, root, comm, req)
+        elif call == SCATTER:
+            err |= C.Iscatter(s, scount, dtype, r, rcount, dtype, root, comm, req)
+        elif call == SCATTERV:
+            err |= C.Iscatterv(s, counts, displs, dtype, r, rcount, dtype, root, comm, req)
+        elif call == ALLTOALL:
+            err |= C.Ialltoall(s, scount, dtype, r, rcount, dtype, comm, req)
+        elif call == ALLTOALLV:
+            err |= C.Ialltoallv(s, counts, displs, dtype, r, counts, displs, dtype, comm, req)
+        elif call == BCAST:
+            err |= C.Ibcast(s if root == me else r, scount, dtype, root, comm, req)
+        else:
+            err |= C.Ibarrier(comm, req)
+        if units >= 0:
+            tc = C.Wtime()
+            C.cpu_exploit(units, work)
+            comp += C.Wtime() - tc
+        err |= C.Wait(req, st)
+        if not whole:
+            acc += C.Wtime() - t1
+            if sync:
+                err |= C.Barrier(comm)
+            root = (root + shift) % nprocs
+    if whole:
+        acc = C.Wtime() - t_loop
+    return acc, comp, err
+
+
+@loop
+def persistent_init(call: int, s: int, r: int, scount: int, rcount: int, counts: int,
+                    displs: int, dtype: int, op: int, comm: int, me: int, info: int,
+                    req: int) -> tuple[int]:
+    """Create the persistent request of ``call`` at ``req`` (root 0), untimed."""
+    if call == ALLREDUCE:
+        err = C.Allreduce_init(s, r, scount, dtype, op, comm, info, req)
+    elif call == REDUCE:
+        err = C.Reduce_init(s, r, scount, dtype, op, 0, comm, info, req)
+    elif call == REDUCE_SCATTER:
+        err = C.Reduce_scatter_init(s, r, counts, dtype, op, comm, info, req)
+    elif call == ALLGATHER:
+        err = C.Allgather_init(s, scount, dtype, r, rcount, dtype, comm, info, req)
+    elif call == ALLGATHERV:
+        err = C.Allgatherv_init(s, scount, dtype, r, counts, displs, dtype, comm, info, req)
+    elif call == GATHER:
+        err = C.Gather_init(s, scount, dtype, r, rcount, dtype, 0, comm, info, req)
+    elif call == GATHERV:
+        err = C.Gatherv_init(s, scount, dtype, r, counts, displs, dtype, 0, comm, info, req)
+    elif call == SCATTER:
+        err = C.Scatter_init(s, scount, dtype, r, rcount, dtype, 0, comm, info, req)
+    elif call == SCATTERV:
+        err = C.Scatterv_init(s, counts, displs, dtype, r, rcount, dtype, 0, comm, info, req)
+    elif call == ALLTOALL:
+        err = C.Alltoall_init(s, scount, dtype, r, rcount, dtype, comm, info, req)
+    elif call == ALLTOALLV:
+        err = C.Alltoallv_init(s, counts, displs, dtype, r, counts, displs, dtype, comm, info,
+                               req)
+    elif call == BCAST:
+        err = C.Bcast_init(s if me == 0 else r, scount, dtype, 0, comm, info, req)
+    else:
+        err = C.Barrier_init(comm, info, req)
+    return (err,)
+
+
+@loop
+def request_free(req: int) -> tuple[int]:
+    """MPI_Request_free of the (inactive) persistent request at ``req``."""
+    return (C.Request_free(req),)
+
+
+def overlap_run(ctx: Ctx, call: int, sb: BufferSet, rb: BufferSet, t: DType, cnt: int,
+                tally: Tally) -> Runner:
+    """``run(n)`` of an overlap benchmark (module docstring): (t_ovrl, t_pure, t_CPU) summed
+    over n iterations, or t_pure alone for a ``_pure`` benchmark."""
+    spec = ctx.spec
+    persistent = spec.one_buffer
+    args = coll.call_args(ctx, call, sb, rb, t, cnt)
+    st, req = ctx.scratch(1, 1)
+    work = cpu.workspace()
+    ctx.keep(work)
+    overlap = len(spec.metrics) > 1
+    # scount, rcount, counts, displs, dtype and op, as the loop gets them
+    init = (call, sb.address, rb.address, *args[7:13], ctx.handle(ctx.comm), ctx.rank,
+            ctx.handle(ctx.MPI.INFO_NULL), req)
+
+    def one_pass(n: int, units: int, nbarr: int) -> tuple[float, float]:
+        if persistent:
+            ctx.call(persistent_init, *init)
+        seconds, comp = ctx.call(overlap_loop, n, units, nbarr, int(persistent), work, *args,
+                                 req, st)
+        if persistent:
+            ctx.call(request_free, req)
+        return seconds, comp
+
+    def run(n: int) -> float | tuple[float, float, float]:
+        t_pure, _ = one_pass(n, -1, 0)
+        tally.runs.append(n)
+        if not overlap:
+            return t_pure
+        per_second = cpu.rate(capi.active().name)
+        units = cpu.units_for(t_pure / n, per_second)
+        ctx.prepare("cpu_units", units)
+        ctx.prepare("cpu_units_per_s", per_second)
+        t_ovrl, t_cpu = one_pass(n, units, N_BARR)
+        return t_ovrl, t_pure, t_cpu
+
+    return run
+
+
+@dataclass(frozen=True)
+class Collective:
+    """One collective as both suites declare it (the MPI-1 benchmark of the same name gives
+    the buffers, datatypes and --check rule)."""
+
+    name: str  # MPI-1 name: Bcast, Allgather, ...
+    call: int
+    what: str  # what one call does, for the docstring
+    bytes_counted: str
+    fields: dict[str, Any] = field(default_factory=dict)
+    expected: coll.Expected | None = None
+
+
+# IMB's order (NBC_benchmark.cpp, MPI4_benchmark.cpp): each benchmark, then its _pure.
+COLLECTIVES = (
+    Collective("Bcast", BCAST, "X bytes from the root to every rank",
+               "X sent by the root, X received per other rank; no bandwidth", {"rooted": True}),
+    Collective("Allgather", ALLGATHER, "X bytes from every rank to every rank (NP*X each)",
+               "X per rank sent, NP*X per rank received; no bandwidth", {"recv_np": True},
+               expected=coll.gathered),
+    Collective("Allgatherv", ALLGATHERV, "Allgather through the vector interface (equal "
+               "blocks)", "X per rank sent, NP*X per rank received; no bandwidth",
+               {"recv_np": True}, expected=coll.gathered),
+    Collective("Gather", GATHER, "X bytes from every rank to the root (NP*X there)",
+               "X per rank sent, NP*X received at the root; no bandwidth",
+               {"recv_np": True, "rooted": True}, expected=coll.gathered),
+    Collective("Gatherv", GATHERV, "Gather through the vector interface (equal blocks)",
+               "X per rank sent, NP*X received at the root; no bandwidth",
+               {"recv_np": True, "rooted": True}, expected=coll.gathered),
+    Collective("Scatter", SCATTER, "block i (X bytes) of the root's NP*X bytes to rank i",
+               "NP*X sent by the root, X per rank received; no bandwidth",
+               {"send_np": True, "rooted": True}, expected=coll.scattered),
+    Collective("Scatterv", SCATTERV, "Scatter through the vector interface (equal blocks)",
+               "NP*X sent by the root, X per rank received; no bandwidth",
+               {"send_np": True, "rooted": True}, expected=coll.scattered),
+    Collective("Alltoall", ALLTOALL, "a distinct X-byte block from every rank to every rank",
+               "NP*X per rank sent and NP*X received", {"send_np": True, "recv_np": True},
+               expected=coll.exchanged),
+    Collective("Alltoallv", ALLTOALLV, "Alltoall through the vector interface (equal blocks)",
+               "NP*X per rank sent and NP*X received", {"send_np": True, "recv_np": True},
+               expected=coll.exchanged),
+    Collective("Reduce", REDUCE, "a sum (MPI_SUM) of X bytes of -red_data_type at the root",
+               "X per rank sent; X received at the root; no bandwidth",
+               {"rooted": True, "reduction": True}),
+    Collective("Reduce_scatter", REDUCE_SCATTER, "a sum of NP*X bytes, X-byte block i to "
+               "rank i (recvcounts all X / type size)",
+               "NP*X per rank sent, X per rank received; no bandwidth",
+               {"send_np": True, "reduction": True}),
+    Collective("Allreduce", ALLREDUCE, "a sum (MPI_SUM) of X bytes of -red_data_type on every "
+               "rank", "X per rank in the send and in the receive buffer; no bandwidth",
+               {"reduction": True}),
+    Collective("Barrier", BARRIER, "a barrier", "none", {"sendbuf": 0.0, "recvbuf": 0.0}),
+)
+
+
+# What the CPU kernel computes and how it is calibrated (beff.core.cpu's docstring).
+CPU_DOC = (cpu.__doc__ or "").split("\n\n", 1)[-1].strip()
+
+
+def _kernel(op: Collective) -> Any:
+    """The kernel of ``op``'s overlap and pure benchmarks (they differ by their metrics)."""
+
+    @contextmanager
+    def kernel(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
+        if op.call == BARRIER:
+            sb = rb = ctx.buffers(0)
+            yield overlap_run(ctx, BARRIER, sb, rb, coll.dtype_of(ctx, False), 0, Tally())
+        elif op.call == BCAST:
+            yield from coll.broadcast(ctx, nbytes, overlap_run)
+        elif op.fields.get("reduction"):
+            yield from coll.reduction(ctx, nbytes, op.call, overlap_run)
+        else:
+            assert op.expected is not None
+            yield from coll.moved(ctx, nbytes, op.call, op.expected, overlap_run)
+
+    return kernel
+
+
+def register(suite: str, persistent: bool, defaults: frozenset[str] | None = None) -> None:
+    """Register the suite's benchmarks: per collective, the overlap benchmark (default unless
+    ``defaults`` names the ones that are) and its opt-in ``_pure`` twin."""
+    for op in COLLECTIVES:
+        name = f"{op.name}_persist" if persistent else "I" + op.name.lower()
+        call = f"MPI_{op.name}_init + MPI_Start" if persistent else f"MPI_I{op.name.lower()}"
+        kind = Kind.SYNC if op.call == BARRIER else Kind.COLLECTIVE
+        fields = dict(op.fields)
+        if persistent:
+            # One loop creates every kind of request, so it needs them all.
+            fields.update(one_buffer=True, root_rotation="never",
+                          requires=tuple(capi.PERSISTENT))
+        elif op.call == REDUCE:
+            fields.update(root_rotation="always")
+        columns = OVERLAP_COLUMNS[1:] if kind is Kind.SYNC else OVERLAP_COLUMNS
+        for pure in (False, True):
+            kernel = _kernel(op)
+            timed = ("start + wait per iteration (t_pure); t_min/t_max/t_avg over ranks"
+                     if pure else "start + wait (t_pure), then start + CPU kernel + wait "
+                     "(t_ovrl, t_CPU); see beff describe for the CPU kernel")
+            kernel.__doc__ = (f"{call}: {op.what}, then MPI_Wait.\n\nTimed: {timed}."
+                              + ("" if pure else "\n\n" + CPU_DOC))
+            full = name + ("_pure" if pure else "")
+            default = not pure and (defaults is None or name in defaults)
+            extra = {} if pure else {"metrics": OVERLAP_METRICS, "columns": columns}
+            benchmark(full, suite=suite, kind=kind, default=default,
+                      bytes_counted=op.bytes_counted, **fields, **extra)(kernel)

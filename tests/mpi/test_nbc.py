@@ -1,0 +1,145 @@
+"""IMB-NBC and IMB-MPI4 under real MPI at 1-4 ranks: every benchmark, --check, both backends,
+an injected defect, and a library without the persistent collectives."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from beff.imb.registry import load_suite
+from beff.imb.schedule import process_counts
+from beff.results import stats
+from beff.results.archive import load
+from beff.results.model import Measurement
+from tests.mpirun import mpirun
+
+pytestmark = pytest.mark.mpi
+
+QUICK = ["-msglog", "1:3", "-time", "5", "-iter", "10"]
+NBC = [s.name for s in load_suite("nbc").values() if s.default]
+MPI4 = [s.name for s in load_suite("mpi4").values() if s.default]
+OVERLAP_KEYS = ("t_ovrl_us", "t_pure_us", "t_cpu_us", "overlap_pct")
+
+
+def run(suite: str, nprocs: int, out: Path, *args: str, env: dict[str, str | None] | None = None,
+        timeout: float = 240) -> str:
+    r = mpirun(nprocs, "imb", suite, *QUICK, *args, "-o", str(out), timeout=timeout, env=env)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def assert_overlap_sound(m: Measurement) -> None:
+    """Three timings per rank and size, the reported ones from the slowest rank's t_ovrl, and
+    the CPU kernel's calibration stored with each size."""
+    assert m.status == ["ok"] * len(m.sizes), (m.benchmark, m.status)
+    assert m.metrics == ("t_ovrl", "t_pure", "t_cpu")
+    for name in m.metrics:
+        t = m.metric_times(name)
+        assert t.shape == (len(m.sizes), m.nprocs) and np.all(t > 0), (m.benchmark, name)
+    assert m.more_samples["t_pure"].shape == m.samples.shape
+    o = stats.overlap(m)
+    slowest = np.argmax(m.times, axis=1)
+    rows = np.arange(len(m.sizes))
+    np.testing.assert_allclose(o.t_pure, m.metric_times("t_pure")[rows, slowest] * 1e6)
+    np.testing.assert_allclose(o.t_ovrl, m.times.max(axis=1) * 1e6)
+    assert np.all((o.percent >= 0) & (o.percent <= 100))
+    assert np.all(m.prepared["cpu_units"] >= 1) and np.all(m.prepared["cpu_units_per_s"] > 0)
+
+
+@pytest.mark.parametrize("nprocs", [1, 2, 3])
+def test_nbc_default_list_checked(nprocs: int, tmp_path: Path) -> None:
+    out = tmp_path / "nbc.h5"
+    doc = json.loads(run("nbc", nprocs, out, "--check", "--format", "json"))
+    counts = process_counts(nprocs, 2)
+    rows = {(r["benchmark"], r["nprocs"]): r["rows"] for r in doc["results"]}
+    assert set(rows) == {(name, c) for name in NBC for c in counts}
+    for (name, _), table in rows.items():
+        assert all(row["status"] == "ok" for row in table), name
+        assert all(row["defects"] in (0, None) for row in table), name
+        assert all(row[k] is not None for row in table for k in OVERLAP_KEYS), name
+    record = load(out)
+    assert record.attrs["status"] == "complete"
+    for m in record.measurements:
+        assert_overlap_sound(m)
+        if m.benchmark == "Ibarrier":
+            assert m.kind == "sync" and len(m.sizes) == 1
+        else:
+            expected = [0, 4, 8] if m.benchmark in ("Ireduce", "Ireduce_scatter",
+                                                    "Iallreduce") else [0, 2, 4, 8]
+            assert m.sizes.tolist() == expected, m.benchmark
+
+
+def test_mpi4_default_list_at_4_ranks(tmp_path: Path) -> None:
+    out = tmp_path / "mpi4.h5"
+    text = run("mpi4", 4, out, "--check", "--format", "imb", "-msglog", "2:3")
+    assert "MPI-4 part" in text and "Allgather_persist" not in text
+    record = load(out)
+    seen = {(m.benchmark, m.nprocs) for m in record.measurements}
+    assert seen == {(name, c) for name in MPI4 for c in (2, 4)}
+    for m in record.measurements:
+        assert_overlap_sound(m)
+        if m.defects is not None:
+            assert not m.defects.any(), m.benchmark
+
+
+def test_pure_variants_have_imb_range_tables(tmp_path: Path) -> None:
+    out = tmp_path / "pure.h5"
+    names = ["Ibcast_pure", "Ireduce_pure", "Ialltoallv_pure", "Ibarrier_pure"]
+    text = run("nbc", 2, out, "--format", "csv", *names)
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert {r["benchmark"] for r in rows} == set(names)
+    for r in rows:
+        assert float(r["t_min_us"]) <= float(r["t_avg_us"]) <= float(r["t_max_us"])
+        assert r["t_ovrl_us"] == "" and r["overlap_pct"] == ""  # no overlap pass
+    for m in load(out).measurements:
+        assert m.metrics == ("t",) and not m.prepared
+
+
+@pytest.mark.parametrize("suite,names", [
+    ("nbc", ["Ibcast", "Igather", "Iscatterv", "Ialltoall", "Iallreduce"]),
+    ("mpi4", ["Bcast_persist", "Gatherv_persist", "Reduce_scatter_persist"]),
+])
+def test_check_finds_an_injected_defect(suite: str, names: list[str], tmp_path: Path) -> None:
+    """Rank 0 corrupts its send pattern: every benchmark where another rank checks what rank
+    0 sent must count defects."""
+    out = tmp_path / "bad.h5"
+    run(suite, 2, out, "--check", *names, env={"BEFF_TEST_CORRUPT": "1"})
+    record = load(out)
+    for m in record.measurements:
+        assert m.defects is not None and m.defects[m.sizes > 0].all(), m.benchmark
+
+
+def test_python_backend_agrees_on_the_layout(tmp_path: Path) -> None:
+    out = tmp_path / "py.h5"
+    names = ["Ibcast", "Iallreduce", "Ibarrier"]
+    run("nbc", 2, out, "--backend", "python", "--check", *names)
+    record = load(out)
+    assert record.attrs["overhead"]["backend"] == "python"
+    assert [m.benchmark for m in record.measurements] == names
+    for m in record.measurements:
+        assert_overlap_sound(m)
+        assert m.attrs["backend"] == "python"
+        assert m.defects is None or not m.defects.any()
+
+
+def test_library_without_persistent_collectives(tmp_path: Path) -> None:
+    """An MPI-3 library (simulated: the MPI-4 calls are hidden) gets one line per benchmark,
+    an unsupported record in the file, and no crash."""
+    out = tmp_path / "old.h5"
+    names = ["Bcast_persist", "Barrier_persist_pure"]
+    r = mpirun(2, "imb", "mpi4", *QUICK, *names, "-o", str(out), "--format", "imb",
+               env={"BEFF_TEST_HIDE_MPI": "Bcast_init,Barrier_init"})
+    assert r.returncode == 0, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if "not run" in ln]
+    assert len(lines) == 2 and all("MPI_Barrier_init" in ln for ln in lines), r.stderr
+    assert "# Benchmarking" not in r.stdout
+    record = load(out)
+    assert record.attrs["status"] == "complete"
+    assert [(m.benchmark, m.unsupported) for m in record.measurements] == [
+        (n, True) for n in names]
+    assert any("not run" in w for w in record.attrs["warnings"])
