@@ -1,18 +1,21 @@
-"""beff's IMB-MPI1 suite against the real IMB-MPI1: the same flags, run alternately, side by side.
+"""beff's IMB suites against the real IMB-MPI1, IMB-NBC or IMB-MPI4: the same flags, run
+alternately, side by side.
 
 README
 ======
 
-This script does not build IMB. Build IMB-MPI1 (Intel MPI Benchmarks, e.g. 2021.11) yourself
-against the MPI that beff uses (for the ``mpich`` wheel in a venv:
-``make IMB-MPI1 CC=mpicc CXX=mpicxx`` with that venv's wrappers first on PATH) and pass the
-binary's path. Run from the repository root, with beff installed in the Python that runs it::
+This script does not build IMB. Build IMB-MPI1, IMB-NBC or IMB-MPI4 (Intel MPI Benchmarks,
+e.g. 2021.11) yourself against the MPI that beff uses (for the ``mpich`` wheel in a venv:
+``make IMB-MPI1 IMB-NBC IMB-MPI4 CC=mpicc CXX=mpicxx`` with that venv's wrappers first on
+PATH) and pass the binary's path; the suite follows from its name (``--suite`` overrides).
+Run from the repository root, with beff installed in the Python that runs it::
 
     python benchmarks/compare_imb.py /path/to/IMB-MPI1
     python benchmarks/compare_imb.py /path/to/IMB-MPI1 --rounds 7 \\
         --benchmarks Allreduce,Bcast,Barrier --flags "-msgsize 8,1024,65536 -iter 1000 -time 1"
     python benchmarks/compare_imb.py /path/to/IMB-MPI1 --wall --rounds 2 \\
         --benchmarks "" --flags "-msglog 0:20 -time 0.5"      # wall time, full default list
+    python benchmarks/compare_imb.py /path/to/IMB-NBC --np 4     # NBC's default list
 
 What it does:
 
@@ -29,13 +32,15 @@ What it does:
 
    with the same FLAGS (IMB's own syntax; ``-npmin NP`` is added unless given) and the same
    environment (this process's; the ``MPIR_CVAR_*``/``MPICH_*`` variables in it are printed);
-3. reads t_avg (us) per (benchmark, size): beff's from its result file
-   (``beff.results.archive.load``, ``beff.results.stats.summarize``), IMB's from its text
-   output (the ``t_avg[usec]`` column);
-4. prints, per (benchmark, size), the median t_avg of each tool over the rounds, the ratio
+3. reads per (benchmark, size) the figures: IMB-MPI1's t_avg (us; t[usec], the slower rank's
+   time, for single-transfer tables), or IMB-NBC/MPI4's t_ovrl, t_pure, t_CPU (us) and
+   overlap (%) of overlap tables; beff's from its result file (``beff.results.archive.load``
+   and ``beff.results.stats``), IMB's from its text output;
+4. prints, per (benchmark, size, figure), the median of each tool over the rounds, the ratio
    beff / IMB and the difference beff - IMB of those medians, each side's min..max spread,
-   and the verdict against the target: ratio within [0.95, 1.05], or below 64 KiB also a
-   difference within 0.1 us (the core v2 targets).
+   and the verdict against the target: times (t_avg, t_pure) within [0.95, 1.05], or below
+   64 KiB also within 0.1 us; t_CPU within [0.9, 1.1]; overlap within 10 percentage points;
+   t_ovrl is shown without a target.
 
 With ``--wall`` it times each whole ``mpiexec`` command instead and prints the median wall
 time of each tool and their ratio (target: beff <= 1.2 x IMB).
@@ -62,17 +67,30 @@ from pathlib import Path
 
 from _tools import find_tool, run, wait_for_load  # benchmarks/ is on sys.path as a script
 
-DEFAULT_BENCHMARKS = ("PingPong,PingPing,Sendrecv,Exchange,Allreduce,Reduce,Bcast,Alltoall,"
-                      "Allgather,Barrier")
-DEFAULT_FLAGS = "-msgsize 0,8,1024,65536,1048576 -iter 1000 -time 1"
+DEFAULT_BENCHMARKS = {
+    "mpi1": "PingPong,PingPing,Sendrecv,Exchange,Allreduce,Reduce,Bcast,Alltoall,Allgather,Barrier",
+    "nbc": "",  # IMB's default list
+    "mpi4": "",
+}
+DEFAULT_FLAGS = {"mpi1": "-msgsize 0,8,1024,65536,1048576 -iter 1000 -time 1",
+                 "nbc": "-iter 1000 -time 1", "mpi4": "-iter 1000 -time 1"}
+# IMB-NBC and IMB-MPI4 have no -msgsize: these sizes go to both tools in a -msglen file,
+# unless the flags give -msglen or -msglog.
+DEFAULT_SIZES = "8,1024,65536"
+SUITES = {"IMB-MPI1": "mpi1", "IMB-NBC": "nbc", "IMB-MPI4": "mpi4"}
 # Below LARGE bytes: within TARGET_RATIO or TARGET_DIFF_US; from LARGE on: within TARGET_RATIO.
 TARGET_RATIO = (0.95, 1.05)
 TARGET_DIFF_US = 0.1
 LARGE = 65536
 TARGET_WALL_RATIO = 1.2
+TARGET_CPU_RATIO = (0.9, 1.1)
+TARGET_OVERLAP_PP = 10.0
 NO_SIZE = -1  # key of benchmarks without a message size (Barrier)
+# IMB column -> figure name
+FIGURES = {"t_avg[usec]": "t_avg", "t[usec]": "t_avg", "t_ovrl[usec]": "t_ovrl",
+           "t_pure[usec]": "t_pure", "t_CPU[usec]": "t_cpu", "overlap[%]": "overlap"}
 
-Key = tuple[str, int]
+Key = tuple[str, int, str]  # benchmark, bytes, figure
 
 
 @dataclass
@@ -91,8 +109,8 @@ class Series:
 
 
 def parse_imb(output: str, nprocs: int) -> dict[Key, float]:
-    """{(benchmark, bytes): t_avg_us} from IMB-format text, for the sections at ``nprocs``
-    (t[usec], the slower rank's time, for the single-transfer tables)."""
+    """{(benchmark, bytes, figure): value} from IMB-format text, for the sections at
+    ``nprocs`` (t[usec], the slower rank's time, for the single-transfer tables)."""
     out: dict[Key, float] = {}
     bench, procs = "", 0
     columns: list[str] = []
@@ -102,7 +120,8 @@ def parse_imb(output: str, nprocs: int) -> dict[Key, float]:
             bench, columns = s.split()[2], []
         elif s.startswith("# #processes =") or s.startswith("#processes ="):
             procs = int(s.split("=", 1)[1].split()[0])
-        elif s.startswith("#") and ("t_avg[usec]" in s or "t[usec]" in s):
+        elif s.startswith("#") and any(c in s for c in ("t_avg[usec]", "t[usec]",
+                                                         "t_pure[usec]")):
             columns = [c for c in s.split() if c != "#"]
         elif columns and s and not s.startswith("#"):
             cells = s.split()
@@ -111,24 +130,32 @@ def parse_imb(output: str, nprocs: int) -> dict[Key, float]:
             try:
                 row = dict(zip(columns, cells, strict=False))  # IMB may add columns
                 size = int(row["#bytes"]) if "#bytes" in row else NO_SIZE
-                out[(bench, size)] = float(row.get("t_avg[usec]", row.get("t[usec]", "")))
+                for col, figure in FIGURES.items():
+                    if col in row and not (col == "t[usec]" and "t_avg[usec]" in row):
+                        out[(bench, size, figure)] = float(row[col])
             except (KeyError, ValueError):
                 continue
     return out
 
 
 def read_beff(path: Path) -> dict[Key, float]:
-    """{(benchmark, bytes): t_avg_us} from a beff result file."""
+    """{(benchmark, bytes, figure): value} from a beff result file."""
     from beff.results.archive import load
-    from beff.results.stats import summarize
+    from beff.results.stats import overlap, summarize
 
     out: dict[Key, float] = {}
     for m in load(path).measurements:
-        s = summarize(m)
-        t_avg = s.t_max if m.kind == "single_transfer" else s.t_avg  # IMB's t[usec]
+        if "overlap" in m.columns:
+            o = overlap(m)
+            figures = {"t_ovrl": o.t_ovrl, "t_pure": o.t_pure, "t_cpu": o.t_cpu,
+                       "overlap": o.percent}
+        else:
+            s = summarize(m)
+            figures = {"t_avg": s.t_max if m.kind == "single_transfer" else s.t_avg}
         sized = m.kind != "sync"
-        for size, t in zip(m.sizes, t_avg, strict=True):
-            out[(m.benchmark, int(size) if sized else NO_SIZE)] = float(t)
+        for figure, values in figures.items():
+            for size, v in zip(m.sizes, values, strict=True):
+                out[(m.benchmark, int(size) if sized else NO_SIZE, figure)] = float(v)
     return out
 
 
@@ -141,9 +168,14 @@ def fmt_size(nbytes: int) -> str:
     return f"{nbytes} B"
 
 
-def verdict(ratio: float, diff: float, nbytes: int) -> str:
-    lo, hi = TARGET_RATIO
-    if lo <= ratio <= hi or (nbytes < LARGE and abs(diff) <= TARGET_DIFF_US):
+def verdict(figure: str, ratio: float, diff: float, nbytes: int) -> str:
+    if figure == "t_ovrl":
+        return "-"
+    if figure == "overlap":
+        return "ok" if abs(diff) <= TARGET_OVERLAP_PP else "MISSED"
+    lo, hi = TARGET_CPU_RATIO if figure == "t_cpu" else TARGET_RATIO
+    if lo <= ratio <= hi or (figure != "t_cpu" and nbytes < LARGE
+                             and abs(diff) <= TARGET_DIFF_US):
         return "ok"
     return "MISSED"
 
@@ -154,28 +186,30 @@ def report(beff: Series, imb: Series) -> list[dict[str, object]]:
     for key in order:
         tb, ti = beff.times.get(key), imb.times.get(key)
         if not tb or not ti:
-            rows.append({"benchmark": key[0], "bytes": key[1], "target": "only in one tool"})
+            rows.append({"benchmark": key[0], "bytes": key[1], "figure": key[2],
+                         "target": "only in one tool"})
             continue
         mb, mi = statistics.median(tb), statistics.median(ti)
         ratio = mb / mi if mi > 0 else float("inf")
         diff = mb - mi
-        rows.append({"benchmark": key[0], "bytes": key[1], "beff_us": mb, "imb_us": mi,
+        rows.append({"benchmark": key[0], "bytes": key[1], "figure": key[2], "beff_us": mb,
+                     "imb_us": mi,
                      "ratio": ratio, "diff_us": diff, "beff_min_us": min(tb),
                      "beff_max_us": max(tb), "imb_min_us": min(ti), "imb_max_us": max(ti),
-                     "target": verdict(ratio, diff, key[1])})
-    head = (f"{'benchmark':<11} {'size':>7} {'beff t_avg':>11} {'IMB t_avg':>10} {'ratio':>6} "
-            f"{'diff(us)':>9}   {'beff min..max':>15} {'IMB min..max':>15}  target")
+                     "target": verdict(key[2], ratio, diff, key[1])})
+    head = (f"{'benchmark':<22} {'size':>7} {'figure':>7} {'beff':>9} {'IMB':>9} {'ratio':>6} "
+            f"{'diff':>8}   {'beff min..max':>15} {'IMB min..max':>15}  target")
     print(head)
     print("-" * len(head))
     for r in rows:
         size = fmt_size(int(str(r["bytes"])))
         if "ratio" not in r:
-            print(f"{r['benchmark']:<11} {size:>7}  {r['target']}")
+            print(f"{r['benchmark']:<22} {size:>7} {r['figure']:>7}  {r['target']}")
             continue
         b_range = f"{r['beff_min_us']:.2f}..{r['beff_max_us']:.2f}"
         i_range = f"{r['imb_min_us']:.2f}..{r['imb_max_us']:.2f}"
-        print(f"{r['benchmark']:<11} {size:>7} {r['beff_us']:>11.2f} "
-              f"{r['imb_us']:>10.2f} {r['ratio']:>6.2f} {r['diff_us']:>+9.2f}   "
+        print(f"{r['benchmark']:<22} {size:>7} {r['figure']:>7} {r['beff_us']:>9.2f} "
+              f"{r['imb_us']:>9.2f} {r['ratio']:>6.2f} {r['diff_us']:>+8.2f}   "
               f"{b_range:>15} {i_range:>15}  {r['target']}")
     return rows
 
@@ -194,14 +228,20 @@ def report_wall(beff: Series, imb: Series) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("imb", type=Path, help="path of an IMB-MPI1 binary you built")
+    parser.add_argument("imb", type=Path, help="path of an IMB-MPI1, IMB-NBC or IMB-MPI4 "
+                                                "binary you built")
+    parser.add_argument("--suite", choices=sorted(set(SUITES.values())),
+                        help="beff's suite (default: from the binary's name)")
     parser.add_argument("--np", type=int, default=2, help="ranks (default 2)")
     parser.add_argument("--rounds", type=int, default=5, help="runs of each tool (default 5)")
-    parser.add_argument("--benchmarks", default=DEFAULT_BENCHMARKS,
-                        help=f"comma-separated names ('' = IMB's default list; default "
-                             f"{DEFAULT_BENCHMARKS})")
-    parser.add_argument("--flags", default=DEFAULT_FLAGS,
-                        help=f"IMB flags given to both tools (default '{DEFAULT_FLAGS}')")
+    parser.add_argument("--benchmarks",
+                        help=f"comma-separated names ('' = IMB's default list; default per "
+                             f"suite: {DEFAULT_BENCHMARKS})")
+    parser.add_argument("--flags", help=f"IMB flags given to both tools (default per suite: "
+                                         f"{DEFAULT_FLAGS})")
+    parser.add_argument("--sizes", default=DEFAULT_SIZES,
+                        help=f"IMB-NBC/MPI4 only: message sizes, passed as a -msglen file "
+                             f"(default {DEFAULT_SIZES})")
     parser.add_argument("--beff-flags", default="",
                         help="beff-only options added to beff's command (e.g. '--format imb')")
     parser.add_argument("--wall", action="store_true",
@@ -223,7 +263,12 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"{args.imb} is not an executable file")
     if args.rounds < 1 or args.np < 1:
         parser.error("need --rounds >= 1 and --np >= 1")
-    flags = shlex.split(args.flags)
+    suite = args.suite or SUITES.get(imb_bin.name.split(".")[0])
+    if suite is None:
+        parser.error(f"cannot tell the suite from {imb_bin.name}: give --suite")
+    flags = shlex.split(DEFAULT_FLAGS[suite] if args.flags is None else args.flags)
+    if args.benchmarks is None:
+        args.benchmarks = DEFAULT_BENCHMARKS[suite]
     if "-npmin" not in flags:
         flags += ["-npmin", str(args.np)]
     names = [n for n in args.benchmarks.split(",") if n.strip()]
@@ -234,7 +279,11 @@ def main(argv: list[str] | None = None) -> None:
     started = datetime.datetime.now(datetime.timezone.utc)
     with tempfile.TemporaryDirectory(prefix="beff-compare-imb-") as tmp:
         out = Path(tmp) / "beff.h5"
-        beff_cmd = [*launch, sys.executable, "-m", "beff", "imb", "mpi1", *flags, "-o", str(out),
+        if suite != "mpi1" and not {"-msglen", "-msglog"} & set(flags):
+            lengths = Path(tmp) / "msglen.txt"
+            lengths.write_text("\n".join(args.sizes.split(",")) + "\n")
+            flags += ["-msglen", str(lengths)]
+        beff_cmd = [*launch, sys.executable, "-m", "beff", "imb", suite, *flags, "-o", str(out),
                     "--no-progress", *shlex.split(args.beff_flags), *names]
         imb_cmd = [*launch, str(imb_bin), *flags, *names]
         r = retries = 0
@@ -266,8 +315,8 @@ def main(argv: list[str] | None = None) -> None:
             r += 1
             print(f"round {r}/{args.rounds} done ({note})", file=sys.stderr, flush=True)
 
-    what = "wall time of the whole command" if args.wall else "t_avg (us)"
-    print(f"beff vs IMB-MPI1 ({imb_bin}), {args.np} ranks, {what}, "
+    what = "wall time of the whole command" if args.wall else "times (us), overlap (%)"
+    print(f"beff imb {suite} vs {imb_bin.name} ({imb_bin}), {args.np} ranks, {what}, "
           f"median of {args.rounds} alternating rounds")
     print(f"beff: {shlex.join(beff_cmd).replace(str(out), 'TMP.h5')}")
     print(f"IMB:  {shlex.join(imb_cmd)}")
@@ -287,9 +336,9 @@ def main(argv: list[str] | None = None) -> None:
             "date": started.isoformat(), "rounds": args.rounds, "np": args.np,
             "flags": flags, "benchmarks": names, "wall": args.wall,
             "beff": {"walls_s": beff.walls, "loads": beff.loads, "foreign_cores": beff.foreign,
-                     "t_avg_us": {f"{k[0]}:{k[1]}": v for k, v in beff.times.items()}},
+                     "figures": {":".join(map(str, k)): v for k, v in beff.times.items()}},
             "imb": {"walls_s": imb.walls, "loads": imb.loads, "foreign_cores": imb.foreign,
-                    "t_avg_us": {f"{k[0]}:{k[1]}": v for k, v in imb.times.items()}},
+                    "figures": {":".join(map(str, k)): v for k, v in imb.times.items()}},
             "summary": summary,
         }, indent=2) + "\n")
 

@@ -1,16 +1,18 @@
-"""The CPU-bound kernel that overlap benchmarks run between starting a transfer and waiting
-for it (IMB's CPU_Exploit), compiled like the timed loops.
+"""The CPU kernel that overlap benchmarks run between starting a transfer and waiting for it
+(IMB's CPU_Exploit), compiled like the timed loops.
 
-What it computes: the product of a 10x10 single-precision matrix with a 10-vector, one row
-(10 multiply-adds into x[i]) per *unit*, cycling through the rows, as IMB's
-``x[i] += a[i][j] * y[j]``. It touches 480 bytes, so it measures the core, not memory.
+What it computes: rows of the product of a 10x10 single-precision matrix with a 10-vector,
+one row (10 multiply-adds into x[i]) per unit, cycling through the rows, as IMB's
+x[i] += a[i][j] * y[j]. Its 480 bytes of data stay in the L1 cache: it loads the core, not
+the memory.
 
-How it is calibrated: once per process, :func:`rate` times the kernel alone (doubling the
-units until a run takes at least ``CALIBRATION_S``, best of three) to get units per second.
-A benchmark then asks for ``units_for(t)`` units to take t seconds (IMB: the rank's own
-t_pure per iteration), rounded to the nearest unit, at least one. IMB's unit is the whole
-10x10 product run with -O0 code (about 0.3 µs here) and it truncates; beff's finer unit makes
-t_CPU follow t_pure more closely.
+How it is calibrated: once per process, the kernel alone is timed (the units doubled until a
+run takes at least 10 ms; the best of three runs) to get units per second. At each message
+size and batch it then gets round(t_pure * units per second) units, at least one, where
+t_pure is this rank's own time per iteration from the pure pass; the units and the rate are
+stored with each size (cpu_units, cpu_units_per_s). IMB's unit is the whole 10x10 product
+(about 0.3 us in its default -O0 build) and it truncates, so its t_CPU tends to fall short of
+t_pure; beff's finer unit follows t_pure more closely.
 """
 
 from __future__ import annotations

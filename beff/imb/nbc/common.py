@@ -286,6 +286,25 @@ def _kernel(op: Collective) -> Any:
     return kernel
 
 
+def _doc(op: Collective, call: str, pure: bool, persistent: bool) -> str:
+    """What a benchmark does and what it times, for ``beff describe`` and the archive."""
+    bound = "" if op.call == BARRIER else " with root 0 and the first buffer"
+    made = (f" The request is made{bound} before each pass and freed after it (untimed)."
+            if persistent else "")
+    each = ("The n iterations of a pass are timed as one loop." if op.call == BARRIER else
+            "Each iteration is timed on its own; with -sync on an untimed barrier follows it.")
+    if pure:
+        timed = (f"Timed: n times start + wait (t_pure). {each} Reported: t_min/t_max/t_avg "
+                 "over ranks.")
+        return f"{call}: {op.what}, then MPI_Wait.{made}\n\n{timed}"
+    timed = (f"Timed, per batch of n iterations: n times start + wait (t_pure); then, with "
+             "the CPU kernel sized to this rank's t_pure, n times start + CPU kernel + wait "
+             f"(t_ovrl), the kernel timed on its own (t_CPU). {each} Reported: the three times"
+             " of the rank with the largest t_ovrl, and overlap[%] = 100 * max(0, min(1, "
+             "(t_pure + t_CPU - t_ovrl) / max(t_pure, t_CPU))).")
+    return f"{call}: {op.what}, then MPI_Wait.{made}\n\n{timed}\n\nThe CPU kernel. {CPU_DOC}"
+
+
 def register(suite: str, persistent: bool, defaults: frozenset[str] | None = None) -> None:
     """Register the suite's benchmarks: per collective, the overlap benchmark (default unless
     ``defaults`` names the ones that are) and its opt-in ``_pure`` twin."""
@@ -303,11 +322,7 @@ def register(suite: str, persistent: bool, defaults: frozenset[str] | None = Non
         columns = OVERLAP_COLUMNS[1:] if kind is Kind.SYNC else OVERLAP_COLUMNS
         for pure in (False, True):
             kernel = _kernel(op)
-            timed = ("start + wait per iteration (t_pure); t_min/t_max/t_avg over ranks"
-                     if pure else "start + wait (t_pure), then start + CPU kernel + wait "
-                     "(t_ovrl, t_CPU); see beff describe for the CPU kernel")
-            kernel.__doc__ = (f"{call}: {op.what}, then MPI_Wait.\n\nTimed: {timed}."
-                              + ("" if pure else "\n\n" + CPU_DOC))
+            kernel.__doc__ = _doc(op, call, pure, persistent)
             full = name + ("_pure" if pure else "")
             default = not pure and (defaults is None or name in defaults)
             extra = {} if pure else {"metrics": OVERLAP_METRICS, "columns": columns}
