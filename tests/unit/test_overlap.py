@@ -104,7 +104,7 @@ def compare_overlap_block(ours: list[str], theirs: list[str]) -> None:
 def test_nbc_blocks_match_imb() -> None:
     found = blocks(NBC_SAMPLE.read_text())
     assert len(found) == 13
-    for (name, _), theirs in found.items():
+    for theirs in found.values():
         ours = [ln for ln in report.imb_block(from_block(theirs, "nbc")).split("\n")
                 if ln.strip()]
         compare_overlap_block(ours, theirs)
