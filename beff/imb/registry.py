@@ -84,7 +84,8 @@ class BenchmarkSpec:
     columns: tuple[str, ...] = ()  # ids of beff.results.columns; () = the kind's columns
     modes: tuple[str, ...] = ("",)  # e.g. ("aggregate", "non-aggregate"); "" = no modes
     # How a rooted benchmark's root moves from call to call: "flag" (by -root_shift: 0 or
-    # 1), "always" (root = call index mod NP, as IMB's Ireduce) or "never" (root 0).
+    # 1), "always" (root = call index mod NP), "overlap" (by -root_shift in the pure pass,
+    # always in the overlap pass: IMB-NBC's Ireduce) or "never" (root 0).
     root_rotation: str = "flag"
     # The calls are bound to one send and one receive buffer (persistent requests), so
     # -off_cache has no effect.

@@ -143,3 +143,20 @@ def test_library_without_persistent_collectives(tmp_path: Path) -> None:
     assert [(m.benchmark, m.unsupported) for m in record.measurements] == [
         (n, True) for n in names]
     assert any("not run" in w for w in record.attrs["warnings"])
+
+
+def test_multi_groups_get_their_own_overlap_rows(tmp_path: Path) -> None:
+    """-multi 1 at 4 ranks: two groups of 2 run Ibcast side by side; each group's row holds
+    the figures of its own slowest rank."""
+    out = tmp_path / "multi.h5"
+    text = run("nbc", 4, out, "-multi", "1", "-npmin", "2", "--format", "imb", "Ibcast")
+    assert "# Benchmarking Multi-Ibcast " in text
+    titles = "".join(f"{t:>13}" for t in ("Group", "#bytes", "#repetitions", "t_ovrl[usec]",
+                                            "t_pure[usec]", "t_CPU[usec]", " overlap[%]"))
+    assert titles in text
+    m = next(m for m in load(out).measurements if m.ngroups == 2)
+    for g in (0, 1):
+        o = stats.overlap(m, g)
+        mine = m.times[:, m.group == g]
+        np.testing.assert_allclose(o.t_ovrl, mine.max(axis=1) * 1e6)
+        assert np.all(np.isfinite(o.percent))

@@ -143,7 +143,8 @@ MakeRun = Callable[[Ctx, int, BufferSet, BufferSet, DType, int, Tally], Runner]
 def root_step(ctx: Ctx) -> int:
     """How far the root moves after each call (spec.root_rotation)."""
     rotation = ctx.spec.root_rotation
-    return 1 if rotation == "always" or (rotation == "flag" and ctx.cfg.root_shift) else 0
+    return 1 if rotation in ("always", "overlap") or (rotation == "flag"
+                                                       and ctx.cfg.root_shift) else 0
 
 
 def _last_root(ctx: Ctx, tally: Tally) -> int:

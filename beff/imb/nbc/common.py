@@ -18,7 +18,8 @@ t_ovrl) / max(t_pure, t_CPU))); the ``_pure`` tables give t_min/t_max/t_avg over
 
 Persistent requests are created before each pass (untimed) and freed after it, with the root
 0 and the first buffer, as IMB does: ``-root_shift`` and ``-off_cache`` do not change them.
-IMB-NBC's Ireduce moves its root every call (root = i mod NP) whatever ``-root_shift`` says.
+IMB-NBC's Ireduce moves its root every call of the overlap pass (root = i mod NP), whatever
+``-root_shift`` says; its pure pass (and Ireduce_pure) follow ``-root_shift``.
 """
 
 from __future__ import annotations
@@ -175,7 +176,10 @@ def overlap_run(ctx: Ctx, call: int, sb: BufferSet, rb: BufferSet, t: DType, cnt
     over n iterations, or t_pure alone for a ``_pure`` benchmark."""
     spec = ctx.spec
     persistent = spec.one_buffer
-    args = coll.call_args(ctx, call, sb, rb, t, cnt)
+    args = coll.call_args(ctx, call, sb, rb, t, cnt)  # the overlap pass's (or only) root step
+    pure_args = args
+    if spec.root_rotation == "overlap":  # IMB's Ireduce: the pure pass follows -root_shift
+        pure_args = (*args[:16], int(ctx.cfg.root_shift), *args[17:])
     st, req = ctx.scratch(1, 1)
     work = cpu.workspace()
     ctx.keep(work)
@@ -187,8 +191,8 @@ def overlap_run(ctx: Ctx, call: int, sb: BufferSet, rb: BufferSet, t: DType, cnt
     def one_pass(n: int, units: int, nbarr: int) -> tuple[float, float]:
         if persistent:
             ctx.call(persistent_init, *init)
-        seconds, comp = ctx.call(overlap_loop, n, units, nbarr, int(persistent), work, *args,
-                                 req, st)
+        seconds, comp = ctx.call(overlap_loop, n, units, nbarr, int(persistent), work,
+                                 *(pure_args if units < 0 else args), req, st)
         if persistent:
             ctx.call(request_free, req)
         return seconds, comp
@@ -318,13 +322,16 @@ def register(suite: str, persistent: bool, defaults: frozenset[str] | None = Non
             fields.update(one_buffer=True, root_rotation="never",
                           requires=tuple(capi.PERSISTENT))
         elif op.call == REDUCE:
-            fields.update(root_rotation="always")
+            fields.update(root_rotation="overlap")
         columns = OVERLAP_COLUMNS[1:] if kind is Kind.SYNC else OVERLAP_COLUMNS
         for pure in (False, True):
             kernel = _kernel(op)
             kernel.__doc__ = _doc(op, call, pure, persistent)
             full = name + ("_pure" if pure else "")
             default = not pure and (defaults is None or name in defaults)
-            extra = {} if pure else {"metrics": OVERLAP_METRICS, "columns": columns}
+            extra: dict[str, Any] = ({} if pure else
+                                     {"metrics": OVERLAP_METRICS, "columns": columns})
+            if pure and fields.get("root_rotation") == "overlap":
+                extra["root_rotation"] = "flag"  # Ireduce_pure: no overlap pass
             benchmark(full, suite=suite, kind=kind, default=default,
-                      bytes_counted=op.bytes_counted, **fields, **extra)(kernel)
+                      bytes_counted=op.bytes_counted, **{**fields, **extra})(kernel)
