@@ -125,21 +125,17 @@ def metric_column(metric: str, stat: str = "max") -> str:
 
 
 # IMB-NBC/MPI4's overlap table: the figures of the rank with the largest t_ovrl.
-@column("t_ovrl", "t_ovrl[usec]", "t_ovrl [µs]", key="t_ovrl_us", timing=True)
-def _t_ovrl(m: Measurement, group: int | None) -> np.ndarray:
-    return stats.overlap(m, group).t_ovrl
+def _overlap_column(field: str) -> Compute:
+    def compute(m: Measurement, group: int | None) -> np.ndarray:
+        return np.asarray(getattr(stats.overlap(m, group), field))
+
+    return compute
 
 
-@column("t_pure", "t_pure[usec]", "t_pure [µs]", key="t_pure_us", timing=True)
-def _t_pure(m: Measurement, group: int | None) -> np.ndarray:
-    return stats.overlap(m, group).t_pure
-
-
-@column("t_cpu", "t_CPU[usec]", "t_CPU [µs]", key="t_cpu_us", timing=True)
-def _t_cpu(m: Measurement, group: int | None) -> np.ndarray:
-    return stats.overlap(m, group).t_cpu
-
-
-@column("overlap", " overlap[%]", "overlap [%]", key="overlap_pct")
-def _overlap(m: Measurement, group: int | None) -> np.ndarray:
-    return stats.overlap(m, group).percent
+for _id, _imb, _label, _key, _field in (
+    ("t_ovrl", "t_ovrl[usec]", "t_ovrl [µs]", "t_ovrl_us", "t_ovrl"),
+    ("t_pure", "t_pure[usec]", "t_pure [µs]", "t_pure_us", "t_pure"),
+    ("t_cpu", "t_CPU[usec]", "t_CPU [µs]", "t_cpu_us", "t_cpu"),
+    ("overlap", " overlap[%]", "overlap [%]", "overlap_pct", "percent"),
+):
+    column(_id, _imb, _label, key=_key, timing=_id != "overlap")(_overlap_column(_field))

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -116,24 +116,46 @@ def dtype_of(ctx: Ctx, reduction: bool) -> DType:
     return DType(getattr(ctx.MPI, MPI_TYPE_NAMES[name]), np_type, np_type.itemsize)
 
 
+class CallArgs(NamedTuple):
+    """The arguments every collective loop takes after ``n`` and before the root's step: the
+    buffers' slots, counts, equal blocks for the vector calls and the handles."""
+
+    call: int
+    sb: int
+    sn: int
+    ss: int
+    rb: int
+    rn: int
+    rs: int
+    scount: int
+    rcount: int
+    counts: int
+    displs: int
+    dtype: int
+    op: int
+    comm: int
+    nprocs: int
+    me: int
+
+
 def call_args(ctx: Ctx, call: int, sb: BufferSet, rb: BufferSet, t: DType,
-              cnt: int) -> tuple[int, ...]:
-    """The arguments every collective loop takes after ``n``, from ``call`` to ``sync``: the
-    buffers' slots, ``cnt`` elements per block, equal blocks for the vector calls (counts[i]
-    = cnt, displs[i] = i * cnt), the handles, and the root's step per call."""
+              cnt: int) -> CallArgs:
+    """:class:`CallArgs` for ``call`` with ``cnt`` elements per block; vector calls get equal
+    blocks (counts[i] = cnt, displs[i] = i * cnt)."""
     nprocs = ctx.size
     counts = np.full(nprocs, cnt, dtype=np.int32)
     displs = (np.arange(nprocs, dtype=np.int64) * cnt).astype(np.int32)
     ctx.keep(counts, displs)
-    return (call, *sb.slots, *rb.slots, cnt, cnt, int(counts.ctypes.data),
-            int(displs.ctypes.data), ctx.handle(t.mpi), ctx.handle(ctx.MPI.SUM),
-            ctx.handle(ctx.comm), nprocs, ctx.rank, root_step(ctx), int(ctx.cfg.sync))
+    return CallArgs(call, *sb.slots, *rb.slots, cnt, cnt, int(counts.ctypes.data),
+                    int(displs.ctypes.data), ctx.handle(t.mpi), ctx.handle(ctx.MPI.SUM),
+                    ctx.handle(ctx.comm), nprocs, ctx.rank)
 
 
 def _run(ctx: Ctx, call: int, sb: BufferSet, rb: BufferSet, t: DType, cnt: int,
          tally: Tally) -> Runner:
     """``run(n)`` of :func:`collective_loop` for ``call`` with ``cnt`` elements per block."""
-    return ctx.timed(collective_loop, *call_args(ctx, call, sb, rb, t, cnt), tally=tally)
+    return ctx.timed(collective_loop, *call_args(ctx, call, sb, rb, t, cnt), root_step(ctx),
+                     int(ctx.cfg.sync), tally=tally)
 
 
 # Makes a benchmark's run(n) from its call, buffers, datatype, count and tally.

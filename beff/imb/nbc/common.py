@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from beff.core import capi, cpu
@@ -50,7 +50,7 @@ from beff.imb.mpi1.coll import (
     SCATTERV,
     DType,
 )
-from beff.imb.registry import Kind, Metric, Runner, benchmark
+from beff.imb.registry import Kind, Metric, Runner, benchmark, load_suite
 
 C: Any = None  # the C bindings, substituted by the backend
 N_BARR = 2
@@ -176,23 +176,22 @@ def overlap_run(ctx: Ctx, call: int, sb: BufferSet, rb: BufferSet, t: DType, cnt
     over n iterations, or t_pure alone for a ``_pure`` benchmark."""
     spec = ctx.spec
     persistent = spec.one_buffer
-    args = coll.call_args(ctx, call, sb, rb, t, cnt)  # the overlap pass's (or only) root step
-    pure_args = args
-    if spec.root_rotation == "overlap":  # IMB's Ireduce: the pure pass follows -root_shift
-        pure_args = (*args[:16], int(ctx.cfg.root_shift), *args[17:])
+    a = coll.call_args(ctx, call, sb, rb, t, cnt)
+    step = coll.root_step(ctx)  # the overlap pass's (or the only pass's)
+    # IMB's Ireduce: the pure pass follows -root_shift
+    pure_step = int(ctx.cfg.root_shift) if spec.root_rotation == "overlap" else step
     st, req = ctx.scratch(1, 1)
     work = cpu.workspace()
     ctx.keep(work)
     overlap = len(spec.metrics) > 1
-    # scount, rcount, counts, displs, dtype and op, as the loop gets them
-    init = (call, sb.address, rb.address, *args[7:13], ctx.handle(ctx.comm), ctx.rank,
-            ctx.handle(ctx.MPI.INFO_NULL), req)
+    init = (call, a.sb, a.rb, a.scount, a.rcount, a.counts, a.displs, a.dtype, a.op, a.comm,
+            a.me, ctx.handle(ctx.MPI.INFO_NULL), req)
 
     def one_pass(n: int, units: int, nbarr: int) -> tuple[float, float]:
         if persistent:
             ctx.call(persistent_init, *init)
-        seconds, comp = ctx.call(overlap_loop, n, units, nbarr, int(persistent), work,
-                                 *(pure_args if units < 0 else args), req, st)
+        seconds, comp = ctx.call(overlap_loop, n, units, nbarr, int(persistent), work, *a,
+                                 pure_step if units < 0 else step, int(ctx.cfg.sync), req, st)
         if persistent:
             ctx.call(request_free, req)
         return seconds, comp
@@ -214,57 +213,43 @@ def overlap_run(ctx: Ctx, call: int, sb: BufferSet, rb: BufferSet, t: DType, cnt
 
 @dataclass(frozen=True)
 class Collective:
-    """One collective as both suites declare it (the MPI-1 benchmark of the same name gives
-    the buffers, datatypes and --check rule)."""
+    """One collective as both suites declare it; its buffers, datatypes, root and bytes
+    counted are those of the IMB-MPI1 benchmark of the same name (``name``)."""
 
     name: str  # MPI-1 name: Bcast, Allgather, ...
     call: int
     what: str  # what one call does, for the docstring
-    bytes_counted: str
-    fields: dict[str, Any] = field(default_factory=dict)
-    expected: coll.Expected | None = None
+    expected: coll.Expected | None = None  # --check rule of data-moving calls
 
 
 # IMB's order (NBC_benchmark.cpp, MPI4_benchmark.cpp): each benchmark, then its _pure.
 COLLECTIVES = (
-    Collective("Bcast", BCAST, "X bytes from the root to every rank",
-               "X sent by the root, X received per other rank; no bandwidth", {"rooted": True}),
+    Collective("Bcast", BCAST, "X bytes from the root to every rank"),
     Collective("Allgather", ALLGATHER, "X bytes from every rank to every rank (NP*X each)",
-               "X per rank sent, NP*X per rank received; no bandwidth", {"recv_np": True},
-               expected=coll.gathered),
+               coll.gathered),
     Collective("Allgatherv", ALLGATHERV, "Allgather through the vector interface (equal "
-               "blocks)", "X per rank sent, NP*X per rank received; no bandwidth",
-               {"recv_np": True}, expected=coll.gathered),
+               "blocks)", coll.gathered),
     Collective("Gather", GATHER, "X bytes from every rank to the root (NP*X there)",
-               "X per rank sent, NP*X received at the root; no bandwidth",
-               {"recv_np": True, "rooted": True}, expected=coll.gathered),
+               coll.gathered),
     Collective("Gatherv", GATHERV, "Gather through the vector interface (equal blocks)",
-               "X per rank sent, NP*X received at the root; no bandwidth",
-               {"recv_np": True, "rooted": True}, expected=coll.gathered),
+               coll.gathered),
     Collective("Scatter", SCATTER, "block i (X bytes) of the root's NP*X bytes to rank i",
-               "NP*X sent by the root, X per rank received; no bandwidth",
-               {"send_np": True, "rooted": True}, expected=coll.scattered),
+               coll.scattered),
     Collective("Scatterv", SCATTERV, "Scatter through the vector interface (equal blocks)",
-               "NP*X sent by the root, X per rank received; no bandwidth",
-               {"send_np": True, "rooted": True}, expected=coll.scattered),
+               coll.scattered),
     Collective("Alltoall", ALLTOALL, "a distinct X-byte block from every rank to every rank",
-               "NP*X per rank sent and NP*X received", {"send_np": True, "recv_np": True},
-               expected=coll.exchanged),
+               coll.exchanged),
     Collective("Alltoallv", ALLTOALLV, "Alltoall through the vector interface (equal blocks)",
-               "NP*X per rank sent and NP*X received", {"send_np": True, "recv_np": True},
-               expected=coll.exchanged),
-    Collective("Reduce", REDUCE, "a sum (MPI_SUM) of X bytes of -red_data_type at the root",
-               "X per rank sent; X received at the root; no bandwidth",
-               {"rooted": True, "reduction": True}),
+               coll.exchanged),
+    Collective("Reduce", REDUCE, "a sum (MPI_SUM) of X bytes of -red_data_type at the root"),
     Collective("Reduce_scatter", REDUCE_SCATTER, "a sum of NP*X bytes, X-byte block i to "
-               "rank i (recvcounts all X / type size)",
-               "NP*X per rank sent, X per rank received; no bandwidth",
-               {"send_np": True, "reduction": True}),
+               "rank i (recvcounts all X / type size)"),
     Collective("Allreduce", ALLREDUCE, "a sum (MPI_SUM) of X bytes of -red_data_type on every "
-               "rank", "X per rank in the send and in the receive buffer; no bandwidth",
-               {"reduction": True}),
-    Collective("Barrier", BARRIER, "a barrier", "none", {"sendbuf": 0.0, "recvbuf": 0.0}),
+               "rank"),
+    Collective("Barrier", BARRIER, "a barrier"),
 )
+# The declaration fields taken over from the IMB-MPI1 benchmark.
+MPI1_FIELDS = ("rooted", "reduction", "send_np", "recv_np", "sendbuf", "recvbuf")
 
 
 # What the CPU kernel computes and how it is calibrated (beff.core.cpu's docstring).
@@ -281,7 +266,7 @@ def _kernel(op: Collective) -> Any:
             yield overlap_run(ctx, BARRIER, sb, rb, coll.dtype_of(ctx, False), 0, Tally())
         elif op.call == BCAST:
             yield from coll.broadcast(ctx, nbytes, overlap_run)
-        elif op.fields.get("reduction"):
+        elif ctx.spec.reduction:
             yield from coll.reduction(ctx, nbytes, op.call, overlap_run)
         else:
             assert op.expected is not None
@@ -312,11 +297,13 @@ def _doc(op: Collective, call: str, pure: bool, persistent: bool) -> str:
 def register(suite: str, persistent: bool, defaults: frozenset[str] | None = None) -> None:
     """Register the suite's benchmarks: per collective, the overlap benchmark (default unless
     ``defaults`` names the ones that are) and its opt-in ``_pure`` twin."""
+    mpi1 = load_suite("mpi1")
     for op in COLLECTIVES:
+        twin = mpi1[op.name.lower()]
         name = f"{op.name}_persist" if persistent else "I" + op.name.lower()
         call = f"MPI_{op.name}_init + MPI_Start" if persistent else f"MPI_I{op.name.lower()}"
         kind = Kind.SYNC if op.call == BARRIER else Kind.COLLECTIVE
-        fields = dict(op.fields)
+        fields: dict[str, Any] = {k: getattr(twin, k) for k in MPI1_FIELDS}
         if persistent:
             # One loop creates every kind of request, so it needs them all.
             fields.update(one_buffer=True, root_rotation="never",
@@ -334,4 +321,4 @@ def register(suite: str, persistent: bool, defaults: frozenset[str] | None = Non
             if pure and fields.get("root_rotation") == "overlap":
                 extra["root_rotation"] = "flag"  # Ireduce_pure: no overlap pass
             benchmark(full, suite=suite, kind=kind, default=default,
-                      bytes_counted=op.bytes_counted, **{**fields, **extra})(kernel)
+                      bytes_counted=twin.bytes_counted, **{**fields, **extra})(kernel)
