@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -60,18 +61,28 @@ def test_a_reader_polling_during_writes_does_not_disturb_the_writer(tmp_path: Pa
     out = _started(tmp_path / "polled.h5")
     reader = subprocess.Popen([sys.executable, "-c", POLL, str(out.path)],
                               stdout=subprocess.PIPE, text=True)
+    reads: list[int] = []
+    collector = threading.Thread(target=lambda: reads.extend(
+        int(line) for line in reader.stdout or []), daemon=True)
+    collector.start()
     try:
         time.sleep(0.5)
         for _ in range(30):
             for m in measurements():
                 out.add(m)
             time.sleep(0.01)
+        # The run is still open: the reader must see its results (a loaded machine may start
+        # the reader late, so give it up to 20 s) before the writer finishes.
+        deadline = time.monotonic() + 20
+        while 3 not in reads and time.monotonic() < deadline:
+            time.sleep(0.05)
+        seen_while_running = 3 in reads
         out.finish("complete")
     finally:
         reader.terminate()
-        stdout, _ = reader.communicate(timeout=30)
-    reads = [int(x) for x in stdout.split()]
-    assert reads and max(reads) == 3  # the reader saw the results while they were written
+        reader.wait(timeout=30)
+        collector.join(timeout=30)
+    assert seen_while_running  # the reader saw the results while the file was being written
     assert len(load(out.path).measurements) == 3
 
 
