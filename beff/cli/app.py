@@ -307,13 +307,14 @@ def info(
 
 IMB_HELP = """usage: mpiexec -n P beff imb SUITE [IMB flags] [benchmark names]
 
-SUITE: mpi1. IMB's own flags, as in IMB 2021.11:
+SUITE: mpi1, nbc, mpi4, ext or rma. IMB's own flags, as in IMB 2021.11:
   -msglog [min:]max   -msglen FILE   -msgsize a,b,c   -npmin N   -multi 0|1   -map PxQ
   -iter n[,vol_MiB[,nonaggr]]   -iter_policy dynamic|multiple_np|auto|off   -time SECS
   -mem GB   -off_cache size[,line]   -input FILE   -include a,b   -exclude a,b
   -thread_level single|funneled|serialized|multiple   -sync on|off   -root_shift on|off
   -zero_size on|off   -warm_up on|off   -msg_pause on|off   -window_size N
   -data_type byte|char|int|float|double   -red_data_type char|int|float|double
+  -aggregate_mode aggregate|non_aggregate|multi (ext, rma: the modes to run; default both)
 beff's own:
   -o PATH (result file, default beff-<UTC time>-<random>.h5)   --force (replace an existing -o)
   --format table|imb|json|csv

@@ -41,7 +41,8 @@ import numpy.typing as npt
 
 from beff.core import mpi as _mpi
 
-# Return type, then argument kinds: p = address, i = C int, h = MPI handle, d = double.
+# Return type, then argument kinds: p = address, i = C int, h = MPI handle, d = double,
+# a = MPI_Aint (displacements and window sizes).
 SIGNATURES: dict[str, str] = {
     "Wtime": "d:",
     "Barrier": "i:h",
@@ -68,6 +69,24 @@ SIGNATURES: dict[str, str] = {
     "Alltoallv": "i:ppphppphh",
     "Request_free": "i:p",
     "Start": "i:p",
+    # One-sided communication (MPI-2 active target, MPI-3 passive target).
+    "Win_create": "i:paihhp",
+    "Win_free": "i:p",
+    "Win_fence": "i:ih",
+    "Win_lock": "i:iiih",
+    "Win_unlock": "i:ih",
+    "Win_lock_all": "i:ih",
+    "Win_unlock_all": "i:h",
+    "Win_flush": "i:ih",
+    "Win_flush_local": "i:ih",
+    "Win_flush_all": "i:h",
+    "Win_flush_local_all": "i:h",
+    "Put": "i:pihiaihh",
+    "Get": "i:pihiaihh",
+    "Accumulate": "i:pihiaihhh",
+    "Get_accumulate": "i:pihpihiaihhh",
+    "Fetch_and_op": "i:pphiahh",
+    "Compare_and_swap": "i:ppphiah",
 }
 # Nonblocking collectives (MPI-3): the blocking arguments, then the request.
 SIGNATURES.update({"I" + name.lower(): SIGNATURES[name] + "p" for name in (
@@ -88,8 +107,11 @@ U8Array = npt.NDArray[np.uint8]
 F32Array = npt.NDArray[np.float32]
 I32Array = npt.NDArray[np.int32]
 I64Array2 = npt.NDArray[np.int64]  # two-dimensional, C order
+# MPI handles (e.g. a window that a loop creates): int32 (MPICH) or int64 (Open MPI) items,
+# resolved when the loop is compiled; make one with :func:`handle_array`.
+HArray = npt.NDArray[np.int64]
 ARRAYS = {"U8Array": "uint8[::1]", "F32Array": "float32[::1]", "I32Array": "int32[::1]",
-          "I64Array2": "int64[:, ::1]"}
+          "I64Array2": "int64[:, ::1]", "HArray": "handles"}
 
 BACKENDS = ("auto", "jit", "python")
 CACHE_FORMAT = "2"  # bumped when the compile options change (2: nogil)
@@ -101,6 +123,11 @@ def handle_size() -> int:
 
 def status_size() -> int:
     return int(_mpi.mpi()._sizeof(_mpi.mpi().Status))
+
+
+def handle_array(n: int = 1) -> np.ndarray:
+    """Room for ``n`` MPI handles that a loop fills (MPI_Win_create) and reads."""
+    return np.zeros(n, dtype=np.int32 if handle_size() == 4 else np.int64)
 
 
 def handle(obj: Any) -> int:
@@ -240,7 +267,8 @@ class PythonBackend(Backend):
         lib = _library()
         # Pointers and Open MPI's pointer handles as ssize_t: ctypes converts numpy ints to it.
         hw = ctypes.c_int if handle_size() == 4 else ctypes.c_ssize_t
-        kinds = {"p": ctypes.c_ssize_t, "i": ctypes.c_int, "h": hw, "d": ctypes.c_double}
+        kinds = {"p": ctypes.c_ssize_t, "i": ctypes.c_int, "h": hw, "d": ctypes.c_double,
+                 "a": ctypes.c_ssize_t}
 
         def make(symbol: str, ret: Any, args: list[Any]) -> Any:
             try:
@@ -292,7 +320,8 @@ class JitBackend(Backend):
 
         lib = _library()
         hw = nt.int32 if handle_size() == 4 else nt.intp
-        kinds: dict[str, Any] = {"p": nt.intp, "i": nt.int32, "h": hw, "d": nt.float64}
+        kinds: dict[str, Any] = {"p": nt.intp, "i": nt.int32, "h": hw, "d": nt.float64,
+                                 "a": nt.intp}
 
         def make(symbol: str, ret: Any, args: list[Any]) -> Any:
             try:
@@ -312,7 +341,8 @@ class JitBackend(Backend):
             setattr(numba.core.config, "CACHE_DIR", str(self.cache))  # noqa: B010
 
     def compile(self, lf: LoopFunc) -> Callable[..., Any]:
-        sig = "(" + ", ".join(lf.params) + ",)"
+        handles = "int32[::1]" if handle_size() == 4 else "int64[::1]"
+        sig = "(" + ", ".join(handles if p == "handles" else p for p in lf.params) + ",)"
         # nogil: a loop may wait in MPI for long (for a stopped rank, forever); the watchdog
         # thread must still run.
         compiled: Callable[..., Any] = self.numba.njit(sig, cache=self.cache is not None,

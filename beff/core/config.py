@@ -24,6 +24,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 ITER_POLICIES = ("dynamic", "multiple_np", "auto", "off")
+AGGREGATE_MODES = ("aggregate", "non_aggregate", "multi")
 THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
 FORMATS = ("table", "imb", "json", "csv")
 DATA_TYPES = ("byte", "char", "int", "float", "double")
@@ -108,6 +109,8 @@ class RunConfig:
     data_type: str = _opt("byte", Rule("imb", str, choices=DATA_TYPES))
     red_data_type: str = _opt("float", Rule("imb", str, choices=RED_DATA_TYPES))
     msg_pause: bool = _opt(False, Rule("imb", bool))
+    # IMB-EXT/RMA/IO: run both modes ("multi") or one.
+    aggregate_mode: str = _opt("multi", Rule("imb", str, choices=AGGREGATE_MODES))
     thread_level: str = _opt("single", Rule("common", str, choices=THREAD_LEVELS))
     # b_eff (beff run).
     memory_per_proc: int | None = _opt(None, Rule("b_eff", int, 1 << 20, 1 << 50,

@@ -153,6 +153,8 @@ FLAGS: dict[str, Parser] = {
     "-zero_size": _single("zero_size", _onoff("-zero_size")),
     "-warm_up": _single("warm_up", _onoff("-warm_up")),
     "-msg_pause": _single("msg_pause", _onoff("-msg_pause")),
+    "-aggregate_mode": _single("aggregate_mode",
+                               _choice("-aggregate_mode", C.AGGREGATE_MODES)),
     "-window_size": _single("window_size", _int("-window_size", 1)),
     "-data_type": _single("data_type", _choice("-data_type", C.DATA_TYPES)),
     "-red_data_type": _single("red_data_type", _choice("-red_data_type", C.RED_DATA_TYPES)),
@@ -174,6 +176,26 @@ SWITCHES: dict[str, dict[str, Any]] = {
 }
 # Flags that may take a list of names up to the next flag (IMB's -include a b c).
 LIST_FLAGS = ("-include", "-exclude")
+
+
+# IMB flags a component lacks (IMB_NOTES §2): that binary rejects them, and so does beff
+# rather than ignore them. EXT and RMA move MPI_BYTE and reduce MPI_FLOAT, whatever the types.
+ABSENT: dict[str, tuple[str, ...]] = {
+    "mpi1": ("-aggregate_mode",),
+    "nbc": ("-aggregate_mode",),
+    "mpi4": ("-aggregate_mode",),
+    "ext": ("-data_type", "-red_data_type", "-msgsize", "-zero_size", "-root_shift", "-sync",
+            "-window_size"),
+    "rma": ("-data_type", "-red_data_type", "-msgsize", "-zero_size", "-window_size"),
+}
+
+
+def check_suite(suite: str, argv: list[str]) -> None:
+    """Reject the IMB flags that ``suite``'s IMB component does not have."""
+    for token in argv:
+        if token.lower() in ABSENT.get(suite, ()):
+            raise UsageError(f"{token} is not an option of IMB-{suite.upper()} "
+                             "(see `beff imb --help`)")
 
 
 def parse(argv: list[str]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from beff.core import mpi as _mpi
 from beff.core.buffers import BufferSet, off_cache_slots
 from beff.core.config import RunConfig, stall_limit
 from beff.imb import schedule
-from beff.imb.registry import BenchmarkSpec, Kind, Runner
+from beff.imb.registry import AGGREGATE, NON_AGGREGATE, BenchmarkSpec, Kind, Runner
 from beff.results.model import OK, OUT_OF_MEM, SKIPPED, TIME_OUT, UNSUPPORTED, Measurement
 
 if TYPE_CHECKING:  # mpi4py's own stubs; importing mpi4py.MPI at run time would start MPI
@@ -56,8 +56,19 @@ class Ctx:
         self.prepared[name] = float(value)
 
     def hold(self, release: Callable[[], Any]) -> None:
-        """Have ``release`` (e.g. a window's Free) run when this size ends, however it ends."""
+        """Have ``release`` (e.g. a request's Free) run when this size ends, however it ends."""
         self.resources.callback(release)
+
+    def hold_collective(self, release: Callable[[], Any]) -> None:
+        """Have the collective ``release`` (e.g. MPI_Win_free) run when this size ends
+        normally. After an exception it is skipped: the other ranks may never call it, and
+        the job is aborted (which frees everything) instead of waiting for them."""
+
+        def exit_(exc_type: type[BaseException] | None, *_: Any) -> None:
+            if exc_type is None:
+                release()
+
+        self.resources.push(exit_)
 
     @property
     def rank(self) -> int:
@@ -127,18 +138,32 @@ class Tally:
 
 
 def unit_size(spec: BenchmarkSpec, cfg: RunConfig) -> int:
-    """Sizes are multiples of the data type (the reduction type for reductions)."""
+    """Sizes are multiples of the data type (the reduction type for reductions), or of the
+    spec's own unit."""
+    if spec.size_unit:
+        return spec.size_unit
     return schedule.TYPE_SIZES[cfg.red_data_type if spec.reduction else cfg.data_type]
 
 
 def sizes_for(spec: BenchmarkSpec, cfg: RunConfig) -> list[int]:
-    """The message lengths ``spec`` runs at (Barrier-like SYNC benchmarks: one entry)."""
+    """The message lengths ``spec`` runs at (Barrier-like SYNC benchmarks: one entry;
+    single-element benchmarks: one element)."""
     unit = unit_size(spec, cfg)
+    if spec.sizes_rule == "element":
+        return [unit]
     if spec.kind is Kind.SYNC:
         return [(1 << cfg.msglog_max) // unit * unit]
     if cfg.msglen is not None:
         return schedule.user_lengths(cfg.msglen, cfg.msglog_max, unit)
-    return schedule.imb_lengths(cfg.msglog_min, cfg.msglog_max, cfg.zero_size, unit)
+    cap = unit if spec.sizes_rule == "ext" else None
+    return schedule.imb_lengths(cfg.msglog_min, cfg.msglog_max, cfg.zero_size, unit, cap)
+
+
+def modes_for(spec: BenchmarkSpec, cfg: RunConfig) -> tuple[str, ...]:
+    """The modes ``spec`` runs in: its own, or the one ``-aggregate_mode`` picks."""
+    if cfg.aggregate_mode == "multi" or not {AGGREGATE, NON_AGGREGATE} <= set(spec.modes):
+        return spec.modes
+    return (AGGREGATE,) if cfg.aggregate_mode == "aggregate" else (NON_AGGREGATE,)
 
 
 def counts_for(spec: BenchmarkSpec, cfg: RunConfig, nprocs: int) -> list[int]:
@@ -219,7 +244,7 @@ class Driver:
             if self.world.Get_rank() == 0:
                 emit(self.unsupported(spec, missing))
             return
-        for mode in spec.modes:
+        for mode in modes_for(spec, self.cfg):
             for np_ in counts_for(spec, self.cfg, self.world.Get_size()):
                 m = self.run_count(spec, np_, mode)
                 if m is not None:
@@ -291,7 +316,11 @@ class Driver:
                  gcomm: Comm, rcomm: Comm, mode: str) -> Measurement | None:
         MPI, cfg = self.MPI, self.cfg
         sizes = sizes_for(spec, cfg)
-        S, B = len(sizes), max(1, cfg.batches)
+        # Aggregate modes complete a sample's operations together: one batch, one completion.
+        whole = mode == AGGREGATE or spec.single_batch
+        S, B = len(sizes), 1 if whole else max(1, cfg.batches)
+        x_sample = (cfg.msgs_nonaggr if mode == NON_AGGREGATE or spec.nonaggr
+                    else cfg.msgspersample)
         is_root = rcomm.Get_rank() == 0
         ctx = Ctx(MPI, gcomm, cfg, spec, group_index, ngroups, mode=mode)
         K = len(spec.metrics)
@@ -317,7 +346,7 @@ class Driver:
             policy = self._policy(spec)
             n0 = schedule.initial_repetitions(nbytes, cfg.msgspersample,
                                               cfg.overall_vol_mib << 20, policy, np_,
-                                              cfg.msglog_max)
+                                              cfg.msglog_max, x_sample)
             need[i] = buffer_bytes(spec, nbytes, np_, cfg, n0) / GIB + 0.001
             verdict = rcomm.bcast(OUT_OF_MEM if need[i] - 0.001 > cfg.mem_gb else OK, root=0)
             if verdict != OK:
@@ -426,8 +455,9 @@ class Driver:
 
         def timed(k: int) -> float:
             start = wtime()
-            reported = run(k)
-            return float(max(reported, wtime() - start)) / k
+            reported = run(k)  # NaN on a rank that times nothing (an RMA target)
+            wall = wtime() - start
+            return float(max(reported, wall) if reported == reported else wall) / k
 
         t = comm.allreduce(timed(1), op=MPI.MAX)
         k = comm.allreduce(schedule.calibration_test_count(t), op=MPI.MAX)

@@ -47,6 +47,7 @@ def read_input_file(path: str) -> list[str]:
 def main(suite: str, argv: list[str]) -> None:
     """Entry point of ``beff imb SUITE [IMB flags and names]``."""
     try:
+        imb_args.check_suite(suite, argv)
         overrides = imb_args.parse(argv)
         overrides["suite"] = suite
         resolve(suite, overrides.get("benchmarks", []), overrides.get("include", []),
@@ -135,6 +136,7 @@ def run(MPI: types.ModuleType, prep: Prepared) -> None:
     attrs = run_attrs(MPI, cfg.argv)
     attrs.update(config=_config_dict(cfg), config_sources=cfg.sources, placement=where,
                  overhead=overhead, benchmarks=prep.names, suite=cfg.suite,
+                 benchmark_comments={s.name: list(s.comments) for s in specs if s.comments},
                  checked=cfg.check, oversubscribed=where["oversubscribed"])
     out = ResultFile(cfg.output or default_output())
     out.create(attrs, ranks, exclusive=not cfg.force)

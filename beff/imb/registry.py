@@ -41,6 +41,11 @@ class Metric:
 
 TIME = Metric("t", "time per iteration on this rank")
 
+# The modes of IMB-EXT, IMB-RMA and IMB-IO: a sample's operations complete together at its
+# end (aggregate) or each one before the next (non-aggregate).
+AGGREGATE = "aggregate"
+NON_AGGREGATE = "non-aggregate"
+
 
 class Kind(str, enum.Enum):
     """IMB's benchmark classes; they choose the process counts and the output table."""
@@ -77,12 +82,12 @@ class BenchmarkSpec:
     recv_np: bool = False
     rooted: bool = False
     reduction: bool = False
-    nonaggr: bool = False
+    nonaggr: bool = False  # starts from msgs_nonaggr repetitions in every mode (-iter)
     description: str = ""
     bytes_counted: str = ""
     metrics: tuple[Metric, ...] = (TIME,)
     columns: tuple[str, ...] = ()  # ids of beff.results.columns; () = the kind's columns
-    modes: tuple[str, ...] = ("",)  # e.g. ("aggregate", "non-aggregate"); "" = no modes
+    modes: tuple[str, ...] = ("",)  # run order, e.g. (AGGREGATE, NON_AGGREGATE); "" = none
     # How a rooted benchmark's root moves from call to call: "flag" (by -root_shift: 0 or
     # 1), "always" (root = call index mod NP), "overlap" (by -root_shift in the pure pass,
     # always in the overlap pass: IMB-NBC's Ireduce) or "never" (root 0).
@@ -96,6 +101,17 @@ class BenchmarkSpec:
     # Bytes per rank of resources beyond the send/receive buffers (RMA windows, I/O buffers)
     # at message length X with NP ranks; they count towards -mem.
     other_memory: Callable[[int, int], float] | None = None
+    # Message lengths: "imb" (0, 2^min .. 2^max), "ext" (IMB-EXT: the second length is at
+    # most one element, whatever -msglog's min) or "element" (one element only).
+    sizes_rule: str = "imb"
+    # Bytes the lengths are multiples of; 0 = the size of -data_type (-red_data_type for
+    # reductions).
+    size_unit: int = 0
+    # The n operations of a sample share one completion (a flush or fence after the loop), so
+    # they are timed in one batch whatever --batches says (so are all aggregate modes).
+    single_batch: bool = False
+    # Extra lines printed under the benchmark's name in IMB's list of benchmarks.
+    comments: tuple[str, ...] = ()
 
     @property
     def has_bandwidth(self) -> bool:
@@ -132,11 +148,15 @@ SUITE_MODULES: dict[str, tuple[str, ...]] = {
     "mpi1": ("beff.imb.mpi1.p2p", "beff.imb.mpi1.coll"),
     "nbc": ("beff.imb.nbc.nbc",),
     "mpi4": ("beff.imb.nbc.mpi4",),
+    "ext": ("beff.imb.onesided.ext",),
+    "rma": ("beff.imb.onesided.rma",),
 }
 SUITE_TITLES: dict[str, str] = {
     "mpi1": "IMB-MPI1 (point-to-point and collectives)",
     "nbc": "IMB-NBC (nonblocking collectives, with overlap)",
     "mpi4": "IMB-MPI4 (MPI-4.0 persistent collectives, with overlap)",
+    "ext": "IMB-EXT (MPI-2 one-sided communication, fence synchronization)",
+    "rma": "IMB-RMA (MPI-3 one-sided communication, passive target)",
 }
 # Modules outside beff that add suites (comma-separated module names); each calls
 # register_suite() when imported. Read once, when the registry is first used.

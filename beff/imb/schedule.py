@@ -13,12 +13,16 @@ MIB = 1 << 20
 TYPE_SIZES = {"byte": 1, "char": 1, "int": 4, "float": 4, "double": 8}
 
 
-def imb_lengths(min_log: int, max_log: int, zero_size: bool = True, unit: int = 1) -> list[int]:
+def imb_lengths(min_log: int, max_log: int, zero_size: bool = True, unit: int = 1,
+                first_cap: int | None = None) -> list[int]:
     """IMB's schedule: [0,] then 2^min_log rounded up to the type size, doubling up to
-    2^max_log (rounded down to the type size)."""
+    2^max_log (rounded down to the type size). ``first_cap`` caps the first non-zero length
+    (IMB-EXT caps it at one 4-byte element, whatever min_log says)."""
     maxmsg = (1 << max_log) // unit * unit
     sizes = [0] if zero_size else []
     x = round_up((1 << min_log), unit)
+    if first_cap is not None:
+        x = round_up(min(x, first_cap), unit)
     while True:
         x = min(x, maxmsg)
         sizes.append(x)
@@ -94,15 +98,17 @@ def read_msglen_file(path: str) -> list[int]:
 
 
 def initial_repetitions(nbytes: int, msgspersample: int, overall_vol: int, policy: str,
-                        nprocs: int = 1, max_log: int = 22) -> int:
+                        nprocs: int = 1, max_log: int = 22, x_sample: int | None = None) -> int:
     """IMB's start count n0 for one size (IMB_init_buffers_iter step 1).
 
     * ``off``: msgspersample;
     * ``multiple_np`` (or ``auto`` for rooted collectives, decided by the caller): the
       hyperbola ``msgspersample * M / (NP * max(X,4) + M)`` rounded to a multiple of NP,
       with M = 2^max_log;
-    * otherwise: msgspersample, capped by OVERALL_VOL / X for X > 0 (at least 1).
+    * otherwise: x_sample (msgspersample, or msgs_nonaggr in non-aggregate modes), capped by
+      OVERALL_VOL / X for X > 0 (at least 1).
     """
+    x = msgspersample if x_sample is None else x_sample
     if policy == "off":
         return msgspersample
     if policy == "multiple_np":
@@ -110,8 +116,8 @@ def initial_repetitions(nbytes: int, msgspersample: int, overall_vol: int, polic
         tmp = int(msgspersample * m / (nprocs * max(nbytes, 4) + m) + 0.5)
         return max(tmp - tmp % nprocs, nprocs)
     if nbytes <= 0:
-        return msgspersample
-    return max(1, min(overall_vol // nbytes, msgspersample))
+        return x
+    return max(1, min(overall_vol // nbytes, x))
 
 
 def calibration_test_count(t_one: float) -> int:

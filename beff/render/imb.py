@@ -96,7 +96,9 @@ def imb_header(attrs: dict[str, Any], names: Iterable[str]) -> str:
         "# List of Benchmarks to run:",
         "",
     ]
-    lines += [f"# {n}" for n in names]
+    comments = attrs.get("benchmark_comments", {})
+    for n in names:  # IMB-RMA indents a benchmark's comments under its name
+        lines += [f"# {n}", *(f"#     {c}" for c in comments.get(n, ()))]
     return "\n".join(lines) + "\n"
 
 

@@ -139,3 +139,22 @@ for _id, _imb, _label, _key, _field in (
     ("overlap", " overlap[%]", "overlap [%]", "overlap_pct", "percent"),
 ):
     column(_id, _imb, _label, key=_key, timing=_id != "overlap")(_overlap_column(_field))
+
+
+# IMB-RMA: one origin's time (targets report none), kept as t[usec] under -multi 0 (IMB's
+# MultPassiveTransfer), and Truly_passive_put's two times, each the maximum over ranks.
+@column("t_origin", "t[usec]", "t [µs]", key="t_us", timing=True)
+def _t_origin(m: Measurement, group: int | None) -> np.ndarray:
+    return stats.summarize(m, group).t_max
+
+
+def _metric_max(metric: str) -> Compute:
+    def compute(m: Measurement, group: int | None) -> np.ndarray:
+        return stats.summarize(m, group, metric).t_max
+
+    return compute
+
+
+for _metric in ("t_pure", "t_ovrl"):
+    column(f"rma_{_metric}", f"{_metric}[usec]", f"{_metric} [µs]", key=f"{_metric}_us",
+           timing=True)(_metric_max(_metric))

@@ -1,0 +1,1 @@
+"""IMB-EXT and IMB-RMA: one-sided communication."""
