@@ -1,13 +1,14 @@
-"""beff's IMB suites against the real IMB-MPI1, IMB-NBC or IMB-MPI4: the same flags, run
-alternately, side by side.
+"""beff's IMB suites against the real IMB-MPI1, IMB-NBC, IMB-MPI4, IMB-EXT or IMB-RMA: the same
+flags, run alternately, side by side.
 
 README
 ======
 
-This script does not build IMB. Build IMB-MPI1, IMB-NBC or IMB-MPI4 (Intel MPI Benchmarks,
-e.g. 2021.11) yourself against the MPI that beff uses (for the ``mpich`` wheel in a venv:
-``make IMB-MPI1 IMB-NBC IMB-MPI4 CC=mpicc CXX=mpicxx`` with that venv's wrappers first on
-PATH) and pass the binary's path; the suite follows from its name (``--suite`` overrides).
+This script does not build IMB. Build IMB-MPI1, IMB-NBC, IMB-MPI4, IMB-EXT or IMB-RMA (Intel
+MPI Benchmarks, e.g. 2021.11) yourself against the MPI that beff uses (for the ``mpich`` wheel
+in a venv: ``make IMB-MPI1 IMB-NBC IMB-MPI4 IMB-EXT IMB-RMA CC=mpicc CXX=mpicxx`` with that
+venv's wrappers first on PATH) and pass the binary's path; the suite follows from its name
+(``--suite`` overrides). EXT and RMA rows are named benchmark/mode.
 Run from the repository root, with beff installed in the Python that runs it::
 
     python benchmarks/compare_imb.py /path/to/IMB-MPI1
@@ -71,13 +72,17 @@ DEFAULT_BENCHMARKS = {
     "mpi1": "PingPong,PingPing,Sendrecv,Exchange,Allreduce,Reduce,Bcast,Alltoall,Allgather,Barrier",
     "nbc": "",  # IMB's default list
     "mpi4": "",
+    "ext": "",
+    "rma": "",
 }
 DEFAULT_FLAGS = {"mpi1": "-msgsize 0,8,1024,65536,1048576 -iter 1000 -time 1",
-                 "nbc": "-iter 1000 -time 1", "mpi4": "-iter 1000 -time 1"}
-# IMB-NBC and IMB-MPI4 have no -msgsize: these sizes go to both tools in a -msglen file,
-# unless the flags give -msglen or -msglog.
+                 "nbc": "-iter 1000 -time 1", "mpi4": "-iter 1000 -time 1",
+                 "ext": "-iter 1000 -time 1", "rma": "-iter 1000 -time 1"}
+# IMB-NBC, MPI4, EXT and RMA have no -msgsize: these sizes go to both tools in a -msglen
+# file, unless the flags give -msglen or -msglog.
 DEFAULT_SIZES = "8,1024,65536"
-SUITES = {"IMB-MPI1": "mpi1", "IMB-NBC": "nbc", "IMB-MPI4": "mpi4"}
+SUITES = {"IMB-MPI1": "mpi1", "IMB-NBC": "nbc", "IMB-MPI4": "mpi4", "IMB-EXT": "ext",
+          "IMB-RMA": "rma"}
 # Below LARGE bytes: within TARGET_RATIO or TARGET_DIFF_US; from LARGE on: within TARGET_RATIO.
 TARGET_RATIO = (0.95, 1.05)
 TARGET_DIFF_US = 0.1
@@ -90,7 +95,7 @@ NO_SIZE = -1  # key of benchmarks without a message size (Barrier)
 FIGURES = {"t_avg[usec]": "t_avg", "t[usec]": "t_avg", "t_ovrl[usec]": "t_ovrl",
            "t_pure[usec]": "t_pure", "t_CPU[usec]": "t_cpu", "overlap[%]": "overlap"}
 
-Key = tuple[str, int, str]  # benchmark, bytes, figure
+Key = tuple[str, int, str]  # benchmark (with "/mode" in EXT/RMA/IO), bytes, figure
 
 
 @dataclass
@@ -118,6 +123,8 @@ def parse_imb(output: str, nprocs: int) -> dict[Key, float]:
         s = line.strip()
         if s.startswith("# Benchmarking "):
             bench, columns = s.split()[2], []
+        elif s.startswith("#    MODE: "):
+            bench = f"{bench}/{s.split()[2].lower()}"
         elif s.startswith("# #processes =") or s.startswith("#processes ="):
             procs = int(s.split("=", 1)[1].split()[0])
         elif s.startswith("#") and any(c in s for c in ("t_avg[usec]", "t[usec]",
@@ -149,13 +156,18 @@ def read_beff(path: Path) -> dict[Key, float]:
             o = overlap(m)
             figures = {"t_ovrl": o.t_ovrl, "t_pure": o.t_pure, "t_cpu": o.t_cpu,
                        "overlap": o.percent}
+        elif "rma_t_pure" in m.columns:  # IMB-RMA's Truly_passive_put
+            figures = {k: summarize(m, metric=k).t_max for k in ("t_pure", "t_ovrl")}
         else:
             s = summarize(m)
-            figures = {"t_avg": s.t_max if m.kind == "single_transfer" else s.t_avg}
+            # t[usec] tables print the slower (or only timed) rank's time
+            one = m.kind == "single_transfer" or "t_origin" in m.columns
+            figures = {"t_avg": s.t_max if one else s.t_avg}
         sized = m.kind != "sync"
+        name = f"{m.benchmark}/{m.mode}" if m.mode else m.benchmark
         for figure, values in figures.items():
             for size, v in zip(m.sizes, values, strict=True):
-                out[(m.benchmark, int(size) if sized else NO_SIZE, figure)] = float(v)
+                out[(name, int(size) if sized else NO_SIZE, figure)] = float(v)
     return out
 
 
@@ -168,8 +180,8 @@ def fmt_size(nbytes: int) -> str:
     return f"{nbytes} B"
 
 
-def verdict(figure: str, ratio: float, diff: float, nbytes: int) -> str:
-    if figure == "t_ovrl":
+def verdict(figure: str, ratio: float, diff: float, nbytes: int, bench: str = "") -> str:
+    if figure == "t_ovrl" and bench != "Truly_passive_put":  # NBC: no target of its own
         return "-"
     if figure == "overlap":
         return "ok" if abs(diff) <= TARGET_OVERLAP_PP else "MISSED"
@@ -196,19 +208,19 @@ def report(beff: Series, imb: Series) -> list[dict[str, object]]:
                      "imb_us": mi,
                      "ratio": ratio, "diff_us": diff, "beff_min_us": min(tb),
                      "beff_max_us": max(tb), "imb_min_us": min(ti), "imb_max_us": max(ti),
-                     "target": verdict(key[2], ratio, diff, key[1])})
-    head = (f"{'benchmark':<22} {'size':>7} {'figure':>7} {'beff':>9} {'IMB':>9} {'ratio':>6} "
+                     "target": verdict(key[2], ratio, diff, key[1], key[0])})
+    head = (f"{'benchmark':<30} {'size':>7} {'figure':>7} {'beff':>9} {'IMB':>9} {'ratio':>6} "
             f"{'diff':>8}   {'beff min..max':>15} {'IMB min..max':>15}  target")
     print(head)
     print("-" * len(head))
     for r in rows:
         size = fmt_size(int(str(r["bytes"])))
         if "ratio" not in r:
-            print(f"{r['benchmark']:<22} {size:>7} {r['figure']:>7}  {r['target']}")
+            print(f"{r['benchmark']:<30} {size:>7} {r['figure']:>7}  {r['target']}")
             continue
         b_range = f"{r['beff_min_us']:.2f}..{r['beff_max_us']:.2f}"
         i_range = f"{r['imb_min_us']:.2f}..{r['imb_max_us']:.2f}"
-        print(f"{r['benchmark']:<22} {size:>7} {r['figure']:>7} {r['beff_us']:>9.2f} "
+        print(f"{r['benchmark']:<30} {size:>7} {r['figure']:>7} {r['beff_us']:>9.2f} "
               f"{r['imb_us']:>9.2f} {r['ratio']:>6.2f} {r['diff_us']:>+8.2f}   "
               f"{b_range:>15} {i_range:>15}  {r['target']}")
     return rows
@@ -240,7 +252,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--flags", help=f"IMB flags given to both tools (default per suite: "
                                          f"{DEFAULT_FLAGS})")
     parser.add_argument("--sizes", default=DEFAULT_SIZES,
-                        help=f"IMB-NBC/MPI4 only: message sizes, passed as a -msglen file "
+                        help=f"all but IMB-MPI1: message sizes, passed as a -msglen file "
                              f"(default {DEFAULT_SIZES})")
     parser.add_argument("--beff-flags", default="",
                         help="beff-only options added to beff's command (e.g. '--format imb')")

@@ -82,7 +82,10 @@ class Ctx:
         """Message buffers honouring ``-off_cache`` (at most n0 slots, as IMB), except for a
         benchmark whose calls are bound to one buffer (``spec.one_buffer``)."""
         off_cache = None if self.spec.one_buffer else self.cfg.off_cache
-        return BufferSet(nbytes, off_cache, fill, self.n0, self.cfg.hugepages)
+        bufs = BufferSet(nbytes, off_cache, fill, self.n0, self.cfg.hugepages)
+        # Alive until the size's resources are released (a window over them is freed first).
+        self.keep(bufs.base)
+        return bufs
 
     def handle(self, obj: Any) -> int:
         """The C handle of an mpi4py object (communicator, datatype, op) for a compiled loop."""

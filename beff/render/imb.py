@@ -417,7 +417,7 @@ def json_doc(record: RunRecord) -> dict[str, Any]:
         "run": {k: v for k, v in record.attrs.items() if k not in ("env",)},
         "ranks": record.ranks,
         "results": [
-            {"suite": m.suite, "benchmark": m.benchmark, "nprocs": m.nprocs,
+            {"suite": m.suite, "benchmark": m.benchmark, "mode": m.mode, "nprocs": m.nprocs,
              "ngroups": m.ngroups, "idle": m.idle,
              "placement": placement_groups(m, record.ranks), "rows": measurement_rows(m)}
             for m in record.measurements

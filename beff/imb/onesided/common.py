@@ -52,7 +52,7 @@ def rma_op(op: int, s: int, r: int, count: int, dtype: int, target: int, disp: i
         err = C.Fetch_and_op(s, r, dtype, target, disp, mpi_op, win)
     else:
         err = C.Compare_and_swap(s + 8, s + 4, s, dtype, target, disp, win)
-    return err
+    return int(err)
 
 
 @loop
@@ -244,7 +244,7 @@ def window(ctx: Ctx, bufs: BufferSet, unit: int = 1, fence: bool = False) -> Any
     when the size ends. ``fence``: open the first epoch, as IMB-EXT does after creating it."""
     MPI = ctx.MPI
     win = MPI.Win.Create(bufs.base, unit, MPI.INFO_NULL, ctx.comm)
-    ctx.hold_collective(win.Free)
+    ctx.hold_collective(win.Free)  # before the buffers go (Ctx.buffers keeps them till then)
     win.Set_errhandler(MPI.ERRORS_RETURN)
     if fence:
         win.Fence(0)

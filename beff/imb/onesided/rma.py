@@ -23,6 +23,7 @@ flush, flush_local), as IMB 2021.11 runs it (``src_c/IMB_rma_put.c``, ``IMB_rma_
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,6 +35,7 @@ from beff.core import capi, cpu
 from beff.core.buffers import BufferSet
 from beff.imb import check
 from beff.imb.driver import Ctx, Tally
+from beff.imb.nbc.common import CPU_DOC
 from beff.imb.onesided import common
 from beff.imb.onesided.common import ACC, CAS, FETCH_OP, GET, GET_ACC, LOCAL, N_BARR, PUT, REMOTE
 from beff.imb.registry import AGGREGATE, NON_AGGREGATE, Kind, Metric, Runner, benchmark
@@ -386,21 +388,14 @@ def _check_cas(ctx: Ctx, rb: BufferSet, tally: Tally) -> None:
 
 
 # ----------------------------------------------------------------------------- truly passive
-@benchmark("Truly_passive_put", **PAIR, metrics=(T_PURE, T_OVRL),
-           columns=("bytes", "repetitions", "rma_t_pure", "rma_t_ovrl"),
-           comments=("The benchmark measures execution time of MPI_Put for 2 cases:",
-                     "1) The target is waiting in MPI_Barrier call (t_pure value)",
-                     "2) The target performs computation and then enters MPI_Barrier routine "
-                     "(t_ovrl value)"),
-           bytes_counted="X written by rank 0 to rank 1 per operation; no bandwidth")
 @contextmanager
 def truly_passive_put(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     """Whether a put progresses while its target computes outside MPI. Rank 0 locks rank 1
     (shared) and runs two passes of n times MPI_Put, MPI_Win_flush, MPI_Barrier:
 
     * t_pure: rank 1 meanwhile only calls MPI_Barrier n times;
-    * t_ovrl: rank 1 first runs the CPU kernel (``beff describe`` explains it) for rank 0's
-      t_pure each iteration, then calls MPI_Barrier.
+    * t_ovrl: rank 1 first runs the CPU kernel (below) for rank 0's t_pure each iteration,
+      then calls MPI_Barrier.
 
     A put that completes without the target's help gives t_ovrl close to t_pure; one that
     waits for the target to enter MPI takes up to t_pure + the computation. Timed on rank 0,
@@ -440,3 +435,16 @@ def truly_passive_put(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     yield run
     if me == 1:
         common.expect_moved(ctx, rb[tally.last], 0, nbytes)
+
+
+# The declaration, with the CPU kernel's description appended to what the docstring says.
+truly_passive_put.__doc__ = (f"{inspect.cleandoc(truly_passive_put.__doc__ or '')}\n\n"
+                             f"The CPU kernel. {CPU_DOC}")
+benchmark("Truly_passive_put", **PAIR, metrics=(T_PURE, T_OVRL),
+          columns=("bytes", "repetitions", "rma_t_pure", "rma_t_ovrl"),
+          comments=("The benchmark measures execution time of MPI_Put for 2 cases:",
+                    "1) The target is waiting in MPI_Barrier call (t_pure value)",
+                    "2) The target performs computation and then enters MPI_Barrier routine "
+                    "(t_ovrl value)"),
+          bytes_counted="X written by rank 0 to rank 1 per operation; no bandwidth",
+          )(truly_passive_put)

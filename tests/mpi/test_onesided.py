@@ -1,0 +1,140 @@
+"""IMB-EXT and IMB-RMA under real MPI at 1-4 ranks: every default benchmark in both modes,
+--check (clean and with an injected defect), both backends, -aggregate_mode, -multi, and the
+IMB layout of a live run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from beff.imb.registry import AGGREGATE, NON_AGGREGATE, load_suite
+from beff.imb.schedule import process_counts
+from beff.results.archive import load
+from tests.mpirun import mpirun
+
+pytestmark = pytest.mark.mpi
+
+QUICK = ["-msglog", "0:3", "-time", "5", "-iter", "20"]
+EXT = load_suite("ext")
+RMA = load_suite("rma")
+
+
+def run(suite: str, nprocs: int, out: Path, *args: str, env: dict[str, str | None] | None = None,
+        timeout: float = 300) -> str:
+    r = mpirun(nprocs, "imb", suite, *QUICK, *args, "-o", str(out), timeout=timeout, env=env)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def expected_runs(suite: str, nprocs: int) -> set[tuple[str, str, int]]:
+    """(benchmark, mode, process count) of every default benchmark, as IMB runs them."""
+    out = set()
+    for spec in (EXT if suite == "ext" else RMA).values():
+        if not spec.default:
+            continue
+        counts = ([2] if nprocs >= 2 else []) if spec.procs == 2 else process_counts(nprocs, 2)
+        out |= {(spec.name, mode, c) for mode in spec.modes for c in counts}
+    return out
+
+
+@pytest.mark.parametrize(("suite", "nprocs"), [("ext", 2), ("ext", 3), ("rma", 2), ("rma", 4)])
+def test_default_list_checked(suite: str, nprocs: int, tmp_path: Path) -> None:
+    out = tmp_path / f"{suite}.h5"
+    doc = json.loads(run(suite, nprocs, out, "--check", "--format", "json"))
+    runs = {(r["benchmark"], r["mode"], r["nprocs"]): r["rows"] for r in doc["results"]}
+    assert set(runs) == expected_runs(suite, nprocs)
+    for key, rows in runs.items():
+        assert all(row["status"] == "ok" for row in rows), key
+        assert all(row["defects"] == 0 for row in rows), key
+    record = load(out)
+    assert record.attrs["status"] == "complete"
+    for m in record.measurements:
+        spec = (EXT if suite == "ext" else RMA)[m.benchmark.lower()]
+        times = m.times
+        timed = np.isfinite(times)
+        assert timed.any(axis=1).all(), m.benchmark  # someone timed every size
+        assert np.all(times[timed] >= 0)
+        if spec.sizes_rule == "element":
+            assert m.sizes.tolist() == [4]
+        elif suite == "ext" or spec.reduction:
+            assert m.sizes.tolist() == [0, 4, 8], m.benchmark
+        else:
+            assert m.sizes.tolist() == [0, 1, 2, 4, 8], m.benchmark
+        # -iter 20: the dynamic policy never exceeds msgspersample (IMB's n_prev), even where
+        # msgs_nonaggr (100) is the start count
+        assert np.all((m.repetitions >= 1) & (m.repetitions <= 20)), m.benchmark
+
+
+def test_origin_only_timing_and_modes(tmp_path: Path) -> None:
+    """RMA times its origins only (the target's time is NaN, left out of t_min/t_max/t_avg,
+    as IMB's -1); non-aggregate starts from msgs_nonaggr, aggregate from msgspersample, and an
+    aggregate sample is one batch."""
+    out = tmp_path / "rma.h5"
+    run("rma", 2, out, "Unidir_put", "One_put_all", "-iter", "40,40,7", "-iter_policy", "off",
+        "--batches", "4")
+    by = {(m.benchmark, m.mode): m for m in load(out).measurements}
+    nonagg, agg = by[("Unidir_put", NON_AGGREGATE)], by[("Unidir_put", AGGREGATE)]
+    for m in (nonagg, agg, by[("One_put_all", "")]):
+        assert np.all(np.isfinite(m.times[:, 0])) and np.all(np.isnan(m.times[:, 1]))
+    # -iter_policy off: msgspersample in both modes, as IMB
+    assert nonagg.repetitions.tolist() == agg.repetitions.tolist() == [40] * 5
+    assert (nonagg.batch_iters[:, 0] > 0).sum(axis=-1).tolist() == [4] * 5
+    assert (agg.batch_iters[:, 0] > 0).sum(axis=-1).tolist() == [1] * 5
+
+
+def test_nonaggregate_start_count_and_aggregate_mode_flag(tmp_path: Path) -> None:
+    out = tmp_path / "ext.h5"
+    text = run("ext", 2, out, "Unidir_Put", "Window", "-iter", "50,40,7", "-iter_policy",
+               "dynamic", "-aggregate_mode", "non_aggregate", "--format", "imb")
+    assert "MODE: NON-AGGREGATE" in text and "MODE: AGGREGATE" not in text
+    by = {m.benchmark: m for m in load(out).measurements}
+    assert by["Unidir_Put"].mode == NON_AGGREGATE and by["Window"].mode == ""
+    # Non-aggregate modes and Window (IMB's access "no") start from msgs_nonaggr.
+    assert by["Unidir_Put"].repetitions.max() <= 7 and by["Window"].repetitions.max() <= 7
+
+
+def test_injected_defect_is_reported(tmp_path: Path) -> None:
+    out = tmp_path / "rma.h5"
+    text = run("rma", 2, out, "Unidir_put", "Accumulate", "Fetch_and_op", "Compare_and_swap",
+               "-msglog", "3:3", "--check", "--format", "csv", env={"BEFF_TEST_CORRUPT": "1"})
+    rows = [line.split(",") for line in text.strip().splitlines()]
+    header = rows[0]
+    col = {name: header.index(name) for name in ("benchmark", "bytes", "defects")}
+    bad = {r[col["benchmark"]] for r in rows[1:] if int(r[col["bytes"]]) > 0
+           and float(r[col["defects"]]) > 0}
+    assert bad == {"Unidir_put", "Accumulate", "Fetch_and_op", "Compare_and_swap"}
+
+
+def test_python_backend_and_multi(tmp_path: Path) -> None:
+    out = tmp_path / "ext.h5"
+    text = run("ext", 4, out, "Bidir_Get", "Accumulate", "-multi", "1", "--backend", "python",
+               "--check", "-msglog", "2:3", "--format", "imb")
+    assert "# Benchmarking Multi-Bidir_Get" in text
+    record = load(out)
+    assert record.attrs["overhead"]["backend"] == "python"
+    bidir = [m for m in record.measurements if m.benchmark == "Bidir_Get"]
+    assert {m.ngroups for m in bidir} == {2} and all(m.defects is not None for m in bidir)
+    assert all(int(m.defects.sum()) == 0 for m in record.measurements)
+
+
+def test_truly_passive_put_stores_both_times(tmp_path: Path) -> None:
+    out = tmp_path / "rma.h5"
+    text = run("rma", 3, out, "Truly_passive_put", "-msglog", "2:3", "--format", "imb")
+    assert "t_pure[usec] t_ovrl[usec]" in text
+    assert "( 1 additional process waiting in MPI_Barrier)" in text
+    (m,) = load(out).measurements
+    assert m.metrics == ("t_pure", "t_ovrl")
+    pure, ovrl = m.metric_times("t_pure"), m.metric_times("t_ovrl")
+    assert np.all(pure[:, 0] > 0) and np.all(ovrl[:, 0] > 0)
+    assert np.all(np.isnan(pure[:, 1]))  # the target times nothing
+    assert np.all(m.prepared["cpu_units"][:, 1] >= 1)  # the target's computation per put
+
+
+def test_flags_ext_lacks_are_refused(tmp_path: Path) -> None:
+    r = mpirun(2, "imb", "ext", "-data_type", "int", "-o", str(tmp_path / "x.h5"), timeout=120)
+    assert r.returncode == 2
+    assert "-data_type is not an option of IMB-EXT" in r.stderr
+    assert "Traceback" not in r.stderr
