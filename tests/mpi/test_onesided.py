@@ -138,3 +138,15 @@ def test_flags_ext_lacks_are_refused(tmp_path: Path) -> None:
     assert r.returncode == 2
     assert "-data_type is not an option of IMB-EXT" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_library_without_mpi3_rma(tmp_path: Path) -> None:
+    """An MPI-2 library (here: MPI_Win_flush hidden) runs IMB-EXT, and IMB-RMA says per
+    benchmark that it cannot run, without a crash."""
+    hide = {"BEFF_TEST_HIDE_MPI": "Win_flush"}
+    run("ext", 2, tmp_path / "ext.h5", "Unidir_Put", env=hide)
+    r = mpirun(2, "imb", "rma", *QUICK, "Unidir_put", "Exchange_get", "-o",
+               str(tmp_path / "rma.h5"), timeout=300, env=hide)
+    assert r.returncode == 0, r.stderr
+    assert "Unidir_put not run: the MPI library lacks MPI_Win_flush" in r.stdout + r.stderr
+    assert {m.status[0] for m in load(tmp_path / "rma.h5").measurements} == {"unsupported"}

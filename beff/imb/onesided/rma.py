@@ -42,12 +42,15 @@ from beff.imb.registry import AGGREGATE, NON_AGGREGATE, Kind, Metric, Runner, be
 
 SUITE = "rma"
 MODES = (NON_AGGREGATE, AGGREGATE)
-PAIR: dict[str, Any] = {"suite": SUITE, "kind": Kind.SINGLE_TRANSFER, "procs": 2}
+PAIR: dict[str, Any] = {"suite": SUITE, "kind": Kind.SINGLE_TRANSFER, "procs": 2,
+                        "requires": capi.RMA3}
 TWO_MODES: dict[str, Any] = {**PAIR, "modes": MODES}
 # IMB's MultPassiveTransfer: NP ranks, one origin, t and Mbytes/sec even under -multi 0.
 ONE_TO_ALL: dict[str, Any] = {"suite": SUITE, "kind": Kind.COLLECTIVE, "single_batch": True,
+                              "requires": capi.RMA3,
               "columns": ("bytes", "repetitions", "t_origin", "mbytes_per_sec")}
-ALL_TO_ALL: dict[str, Any] = {"suite": SUITE, "kind": Kind.COLLECTIVE, "single_batch": True}
+ALL_TO_ALL: dict[str, Any] = {"suite": SUITE, "kind": Kind.COLLECTIVE, "single_batch": True,
+                              "requires": capi.RMA3}
 CAS_VALUE = 1000  # what Compare_and_swap writes in check mode (the target starts at 0)
 
 T_PURE = Metric("t_pure", "time per put, flush and barrier while the target waits in the "
