@@ -24,6 +24,9 @@ import numpy as np
 from beff.core.capi import F32Array, helper, loop
 
 C: Any = None  # the C bindings, substituted by the backend
+# What the kernel computes and how it is calibrated, for ``beff describe`` of the benchmarks
+# that use it (this docstring without its first paragraph).
+DESCRIPTION = (__doc__ or "").split("\n\n", 1)[-1].strip()
 
 N = 10
 CALIBRATION_S = 0.01

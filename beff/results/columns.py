@@ -109,18 +109,19 @@ def _defects(m: Measurement, group: int | None) -> np.ndarray:
     return m.defects.astype(np.float64)
 
 
-def metric_column(metric: str, stat: str = "max") -> str:
+def metric_column(metric: str, stat: str = "max", id: str | None = None) -> str:
     """Register (once) and return the id of a column of metric ``metric``'s min/max/avg over
-    ranks, in microseconds: e.g. ``t_pure`` -> header ``t_pure[usec]``."""
-    cid = metric if stat == "max" else f"{metric}_{stat}"
+    ranks, in microseconds: e.g. ``t_pure`` -> header ``t_pure[usec]``. ``id`` names it where
+    that name is taken (by another column with the same header)."""
+    name = metric if stat == "max" else f"{metric}_{stat}"
+    cid = id or name
     if cid not in COLUMNS:
-        header = f"{cid}[usec]"
 
         def compute(m: Measurement, group: int | None) -> np.ndarray:
             s = stats.summarize(m, group, metric)
             return {"min": s.t_min, "max": s.t_max, "avg": s.t_avg}[stat]
 
-        column(cid, header, f"{cid} [µs]", key=f"{cid}_us", timing=True)(compute)
+        column(cid, f"{name}[usec]", f"{name} [µs]", key=f"{name}_us", timing=True)(compute)
     return cid
 
 
@@ -143,18 +144,6 @@ for _id, _imb, _label, _key, _field in (
 
 # IMB-RMA: one origin's time (targets report none), kept as t[usec] under -multi 0 (IMB's
 # MultPassiveTransfer), and Truly_passive_put's two times, each the maximum over ranks.
-@column("t_origin", "t[usec]", "t [µs]", key="t_us", timing=True)
-def _t_origin(m: Measurement, group: int | None) -> np.ndarray:
-    return stats.summarize(m, group).t_max
-
-
-def _metric_max(metric: str) -> Compute:
-    def compute(m: Measurement, group: int | None) -> np.ndarray:
-        return stats.summarize(m, group, metric).t_max
-
-    return compute
-
-
+column("t_origin", "t[usec]", "t [µs]", key="t_us", timing=True)(_t)
 for _metric in ("t_pure", "t_ovrl"):
-    column(f"rma_{_metric}", f"{_metric}[usec]", f"{_metric} [µs]", key=f"{_metric}_us",
-           timing=True)(_metric_max(_metric))
+    metric_column(_metric, id=f"rma_{_metric}")

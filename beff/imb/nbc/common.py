@@ -252,8 +252,6 @@ COLLECTIVES = (
 MPI1_FIELDS = ("rooted", "reduction", "send_np", "recv_np", "sendbuf", "recvbuf")
 
 
-# What the CPU kernel computes and how it is calibrated (beff.core.cpu's docstring).
-CPU_DOC = (cpu.__doc__ or "").split("\n\n", 1)[-1].strip()
 
 
 def _kernel(op: Collective) -> Any:
@@ -291,7 +289,8 @@ def _doc(op: Collective, call: str, pure: bool, persistent: bool) -> str:
              f"(t_ovrl), the kernel timed on its own (t_CPU). {each} Reported: the three times"
              " of the rank with the largest t_ovrl, and overlap[%] = 100 * max(0, min(1, "
              "(t_pure + t_CPU - t_ovrl) / max(t_pure, t_CPU))).")
-    return f"{call}: {op.what}, then MPI_Wait.{made}\n\n{timed}\n\nThe CPU kernel. {CPU_DOC}"
+    return (f"{call}: {op.what}, then MPI_Wait.{made}\n\n{timed}\n\n"
+            f"The CPU kernel. {cpu.DESCRIPTION}")
 
 
 def register(suite: str, persistent: bool, defaults: frozenset[str] | None = None) -> None:

@@ -14,6 +14,7 @@ there and leaves such ranks out of t_min, t_max and t_avg, which NaN does here.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -70,22 +71,16 @@ def fence_loop(n: int, op: int, agg: int, origin: int, nbarr: int, prefence: int
     for _ in range(nbarr):
         err |= C.Barrier(comm)
     t0 = C.Wtime()
-    if agg:
-        if open_assert >= 0:
+    for i in range(n):
+        if open_assert >= 0 and (i == 0 or not agg):
             err |= C.Win_fence(open_assert, win)
         if origin:
-            for i in range(n):
-                err |= C.rma_op(op, sb + (i % sn) * ss, rb + (i % rn) * rs, count, dtype,
-                                target, (i % wn) * ws, mpi_op, win)
-        err |= C.Win_fence(close_assert, win)
-    else:
-        for i in range(n):
-            if open_assert >= 0:
-                err |= C.Win_fence(open_assert, win)
-            if origin:
-                err |= C.rma_op(op, sb + (i % sn) * ss, rb + (i % rn) * rs, count, dtype,
-                                target, (i % wn) * ws, mpi_op, win)
+            err |= C.rma_op(op, sb + (i % sn) * ss, rb + (i % rn) * rs, count, dtype, target,
+                            (i % wn) * ws, mpi_op, win)
+        if not agg:
             err |= C.Win_fence(close_assert, win)
+    if agg:
+        err |= C.Win_fence(close_assert, win)
     return C.Wtime() - t0, err
 
 
@@ -251,15 +246,36 @@ def window(ctx: Ctx, bufs: BufferSet, unit: int = 1, fence: bool = False) -> Any
     return win
 
 
-# ----------------------------------------------------------------------------- --check
-def fill(ctx: Ctx, bufs: BufferSet, reduction: bool) -> None:
-    """The rank's check pattern in every slot: bytes, or small floats for reductions."""
+@dataclass
+class Exposed:
+    """A kernel's buffers and the window over its target side."""
+
+    send: BufferSet
+    recv: BufferSet
+    target: BufferSet  # the send buffer for gets, the receive buffer otherwise
+    win: Any
+    unit: int  # displacement unit in bytes
+
+    @property
+    def slots(self) -> Slots:
+        return slots(self.send, self.recv, self.target, self.unit)
+
+
+def exposed(ctx: Ctx, nbytes: int, op: int, reduction: bool = False, fence: bool = False,
+            blocks: int = 1) -> Exposed:
+    """Send and receive buffers of ``blocks`` * X bytes, the send one holding the rank's check
+    pattern (small floats for reductions), and the window over the side ``op`` targets."""
+    unit = 4 if reduction else 1
+    sb, rb = ctx.buffers(blocks * nbytes), ctx.buffers(blocks * nbytes)
     if reduction:
-        check.fill_reduction(ctx, bufs, np.dtype(np.float32))
+        check.fill_reduction(ctx, sb, np.dtype(np.float32))
     else:
-        check.fill_send(ctx, bufs)
+        check.fill_send(ctx, sb)
+    target = sb if op == GET else rb
+    return Exposed(sb, rb, target, window(ctx, target, unit, fence), unit)
 
 
+# ----------------------------------------------------------------------------- --check
 def expect_moved(ctx: Ctx, got: np.ndarray, sender: int, nbytes: int, at: int = 0,
                  total: int | None = None) -> None:
     """``got`` (X bytes) must be bytes [at, at + X) of ``sender``'s pattern of ``total``."""

@@ -39,20 +39,17 @@ def _transfer(ctx: Ctx, nbytes: int, op: int, both: bool) -> Iterator[Runner]:
     Puts go from rank 0 (both ranks with ``both``) into the partner's window over its receive
     buffer; gets read, on rank 1 (both), the partner's window over its send buffer.
     """
-    sb, rb = ctx.buffers(nbytes), ctx.buffers(nbytes)
-    common.fill(ctx, sb, reduction=False)
-    win = common.window(ctx, rb if op == PUT else sb, fence=True)
+    x = common.exposed(ctx, nbytes, op, fence=True)
     me = ctx.rank
     origin = both or me == (0 if op == PUT else 1)
     agg = common.aggregate(ctx)
     tally = Tally()
-    yield ctx.timed(common.fence_loop, op, agg, int(origin), N_BARR, agg, -1, 0,
-                    *common.slots(sb, rb, rb if op == PUT else sb), nbytes,
-                    ctx.handle(ctx.MPI.BYTE), 1 - me, 0, ctx.handle(win), ctx.handle(ctx.comm),
-                    tally=tally)
+    yield ctx.timed(common.fence_loop, op, agg, int(origin), N_BARR, agg, -1, 0, *x.slots,
+                    nbytes, ctx.handle(ctx.MPI.BYTE), 1 - me, 0, ctx.handle(x.win),
+                    ctx.handle(ctx.comm), tally=tally)
     # Puts: the target window (if the partner put); gets: what the origin read.
     if (op == PUT) != origin or both:
-        common.expect_moved(ctx, rb[tally.last], 1 - me, nbytes)
+        common.expect_moved(ctx, x.recv[tally.last], 1 - me, nbytes)
 
 
 @benchmark("Window", **EXT, kind=Kind.COLLECTIVE, reduction=True, nonaggr=True,
@@ -136,14 +133,12 @@ def accumulate(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     n times fence(NOPRECEDE), one accumulate, fence(NOSUCCEED). t = loop / n.
     """
     MPI = ctx.MPI
-    sb, rb = ctx.buffers(nbytes), ctx.buffers(nbytes)
-    common.fill(ctx, sb, reduction=True)
-    win = common.window(ctx, rb, 4, fence=True)
+    x = common.exposed(ctx, nbytes, ACC, reduction=True, fence=True)
     agg = common.aggregate(ctx)
     tally = Tally()
     yield ctx.timed(common.fence_loop, ACC, agg, 1, N_BARR if agg else 0, 0,
-                    MPI.MODE_NOPRECEDE, MPI.MODE_NOSUCCEED, *common.slots(sb, rb, rb, 4),
-                    nbytes // 4, ctx.handle(MPI.FLOAT), 0, ctx.handle(MPI.SUM),
-                    ctx.handle(win), ctx.handle(ctx.comm), tally=tally)
+                    MPI.MODE_NOPRECEDE, MPI.MODE_NOSUCCEED, *x.slots, nbytes // 4,
+                    ctx.handle(MPI.FLOAT), 0, ctx.handle(MPI.SUM), ctx.handle(x.win),
+                    ctx.handle(ctx.comm), tally=tally)
     if ctx.rank == 0:
-        common.expect_accumulated(ctx, rb, list(range(ctx.size)), tally)
+        common.expect_accumulated(ctx, x.recv, list(range(ctx.size)), tally)

@@ -35,7 +35,6 @@ from beff.core import capi, cpu
 from beff.core.buffers import BufferSet
 from beff.imb import check
 from beff.imb.driver import Ctx, Tally
-from beff.imb.nbc.common import CPU_DOC
 from beff.imb.onesided import common
 from beff.imb.onesided.common import ACC, CAS, FETCH_OP, GET, GET_ACC, LOCAL, N_BARR, PUT, REMOTE
 from beff.imb.registry import AGGREGATE, NON_AGGREGATE, Kind, Metric, Runner, benchmark
@@ -65,19 +64,15 @@ def _pair(ctx: Ctx, nbytes: int, op: int, both: bool = False, local: int = REMOT
     """A pair benchmark: rank 0 (both ranks with ``both``) locks the partner, issues ``op``
     n times with flushes per the mode, unlocks; checked where the data landed."""
     MPI = ctx.MPI
-    unit = 4 if reduction else 1
-    sb, rb = ctx.buffers(nbytes), ctx.buffers(nbytes)
-    common.fill(ctx, sb, reduction)
-    target_bufs = sb if op == GET else rb
-    win = common.window(ctx, target_bufs, unit)
+    x = common.exposed(ctx, nbytes, op, reduction)
+    rb = x.recv
     me = ctx.rank
     origin = both or me == 0
     dtype = MPI.FLOAT if reduction else MPI.BYTE
     tally = Tally()
     yield ctx.timed(common.lock_loop, op, common.aggregate(ctx), local, int(origin), N_BARR,
-                    *common.slots(sb, rb, target_bufs, unit), nbytes // unit,
-                    ctx.handle(dtype), 1 - me, ctx.handle(MPI.SUM), MPI.LOCK_SHARED,
-                    ctx.handle(win), ctx.handle(ctx.comm), tally=tally)
+                    *x.slots, nbytes // x.unit, ctx.handle(dtype), 1 - me, ctx.handle(MPI.SUM),
+                    MPI.LOCK_SHARED, ctx.handle(x.win), ctx.handle(ctx.comm), tally=tally)
     if op == PUT:  # the window, where the partner put
         if both or me == 1:
             common.expect_moved(ctx, rb[tally.last], 1 - me, nbytes)
@@ -171,16 +166,14 @@ def _to_all(ctx: Ctx, nbytes: int, op: int, everyone: bool, local: int) -> Itera
     MPI_Win_lock_all, one flush per sample. Checked where one origin or one peer makes the
     result deterministic (several puts to one window, or gets into one buffer, may land in
     any order)."""
-    sb, rb = ctx.buffers(nbytes), ctx.buffers(nbytes)
-    common.fill(ctx, sb, reduction=False)
-    target_bufs = sb if op == GET else rb
-    win = common.window(ctx, target_bufs)
+    x = common.exposed(ctx, nbytes, op)
+    rb = x.recv
     me, nprocs = ctx.rank, ctx.size
     origin = everyone or me == 0
     tally = Tally()
-    yield ctx.timed(common.lock_all_loop, op, local, int(origin), N_BARR,
-                    *common.slots(sb, rb, target_bufs), nbytes, ctx.handle(ctx.MPI.BYTE), me,
-                    nprocs, ctx.handle(win), ctx.handle(ctx.comm), tally=tally)
+    yield ctx.timed(common.lock_all_loop, op, local, int(origin), N_BARR, *x.slots, nbytes,
+                    ctx.handle(ctx.MPI.BYTE), me, nprocs, ctx.handle(x.win),
+                    ctx.handle(ctx.comm), tally=tally)
     if nprocs < 2:
         return
     if op == PUT and me != 0 and (not everyone or nprocs == 2):
@@ -269,18 +262,15 @@ def all_get_all(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
 
 # ----------------------------------------------------------------------------- exchange
 def _exchange(ctx: Ctx, nbytes: int, op: int) -> Iterator[Runner]:
-    sb, rb = ctx.buffers(2 * nbytes), ctx.buffers(2 * nbytes)
-    common.fill(ctx, sb, reduction=False)
-    target_bufs = sb if op == GET else rb
-    win = common.window(ctx, target_bufs)
+    x = common.exposed(ctx, nbytes, op, blocks=2)
     me, nprocs = ctx.rank, ctx.size
     left, right = (me - 1) % nprocs, (me + 1) % nprocs
     tally = Tally()
-    yield ctx.timed(common.exchange_loop, op, N_BARR, *common.slots(sb, rb, target_bufs),
-                    nbytes, ctx.handle(ctx.MPI.BYTE), left, right, nbytes, ctx.MPI.LOCK_SHARED,
-                    ctx.handle(win), ctx.handle(ctx.comm), tally=tally)
+    yield ctx.timed(common.exchange_loop, op, N_BARR, *x.slots, nbytes, ctx.handle(ctx.MPI.BYTE),
+                    left, right, nbytes, ctx.MPI.LOCK_SHARED, ctx.handle(x.win),
+                    ctx.handle(ctx.comm), tally=tally)
     if nprocs > 1:
-        got = rb[tally.last]
+        got = x.recv[tally.last]
         common.expect_moved(ctx, got[:nbytes], right, nbytes, 0, 2 * nbytes)
         common.expect_moved(ctx, got[nbytes:], left, nbytes, nbytes, 2 * nbytes)
 
@@ -407,9 +397,8 @@ def truly_passive_put(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     each pass as a whole loop; t = loop / n. The kernel's units are stored with each size.
     """
     MPI = ctx.MPI
-    sb, rb = ctx.buffers(nbytes), ctx.buffers(nbytes)
-    common.fill(ctx, sb, reduction=False)
-    win = common.window(ctx, rb)
+    x = common.exposed(ctx, nbytes, PUT)
+    sb, rb, win = x.send, x.recv, x.win
     me, comm = ctx.rank, ctx.comm
     work = cpu.workspace()
     ctx.keep(work)
@@ -444,7 +433,7 @@ def truly_passive_put(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
 
 # The declaration, with the CPU kernel's description appended to what the docstring says.
 truly_passive_put.__doc__ = (f"{inspect.cleandoc(truly_passive_put.__doc__ or '')}\n\n"
-                             f"The CPU kernel. {CPU_DOC}")
+                             f"The CPU kernel. {cpu.DESCRIPTION}")
 benchmark("Truly_passive_put", **PAIR, metrics=(T_PURE, T_OVRL),
           columns=("bytes", "repetitions", "rma_t_pure", "rma_t_ovrl"),
           comments=("The benchmark measures execution time of MPI_Put for 2 cases:",
