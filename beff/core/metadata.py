@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 import beff
-from beff.core.mpi import applied_yield_settings
+from beff.core.mpi import applied_workarounds, applied_yield_settings
 
 ENV_PREFIXES = ("OMPI_MCA_", "PRTE_MCA_", "I_MPI_", "UCX_", "FI_", "MPICH_", "MPIR_CVAR_",
                 "HYDRA_", "SLURM_JOB", "OMP_")
@@ -191,4 +191,6 @@ def run_attrs(MPI: types.ModuleType, argv: list[str]) -> dict[str, Any]:
         "nprocs": MPI.COMM_WORLD.Get_size(),
         # the MPI yield variables beff itself set on an oversubscribed node (not the user)
         "yield_settings": dict(applied_yield_settings),
+        # MPI variables beff set to avoid a known defect of the MPI (not the user)
+        "workaround_settings": dict(applied_workarounds),
     }

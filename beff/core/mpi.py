@@ -74,12 +74,34 @@ def apply_yield_settings() -> dict[str, str]:
     return applied_yield_settings
 
 
-def init(thread_level: str = "single") -> types.ModuleType:
-    """Initialize MPI with the requested thread level and return the ``MPI`` module."""
+# Open MPI 5.0's shared-memory fast boxes crash its one-sided component: MPI_Win_create and
+# the epochs after it segfault in mca_btl_sm_poll_handle_frag (osc/rdma over btl/sm), in most
+# runs of IMB-EXT and of a plain mpi4py loop; without fast boxes every run completes.
+OMPI_ONE_SIDED_SETTINGS = {"OMPI_MCA_btl_sm_fbox_max": "0"}
+applied_workarounds: dict[str, str] = {}
+
+
+def apply_workarounds(settings: dict[str, str]) -> dict[str, str]:
+    """Set ``settings`` before MPI_Init under Open MPI's launcher, unless the user set them
+    (``BEFF_NO_WORKAROUND=1`` disables this). What was set is recorded in the result file."""
+    if os.environ.get("BEFF_NO_WORKAROUND") == "1" or "OMPI_COMM_WORLD_SIZE" not in os.environ:
+        return {}
+    for key, value in settings.items():
+        if key not in os.environ:
+            os.environ[key] = value
+            applied_workarounds[key] = value
+    return applied_workarounds
+
+
+def init(thread_level: str = "single",
+         workarounds: dict[str, str] | None = None) -> types.ModuleType:
+    """Initialize MPI with the requested thread level and return the ``MPI`` module;
+    ``workarounds`` are Open MPI variables to set first (see :func:`apply_workarounds`)."""
     global _MPI
     if _MPI is not None:
         return _MPI
     apply_yield_settings()
+    apply_workarounds(workarounds or {})
     import mpi4py
 
     mpi4py.rc.thread_level = thread_level

@@ -40,9 +40,10 @@ def usage_exit(message: str) -> NoReturn:
 
 
 def run_job(thread_level: str, prepare: Callable[[types.ModuleType], T],
-            job: Callable[[types.ModuleType, T], None]) -> NoReturn:
+            job: Callable[[types.ModuleType, T], None],
+            workarounds: dict[str, str] | None = None) -> NoReturn:
     """Initialize MPI, let rank 0 validate with ``prepare``, broadcast, and run ``job``."""
-    MPI = _mpi.init(thread_level)
+    MPI = _mpi.init(thread_level, workarounds)
     # Start-up (validation, compiling or loading the timed loops) until the job's own guards.
     _mpi.guard(STARTUP_GUARD_S, "start-up (validation, compiled loops, metadata)")
     world = MPI.COMM_WORLD

@@ -74,7 +74,9 @@ def main(suite: str, argv: list[str]) -> None:
         check_output_path(cfg.output, cfg.force, cfg.config_file)
         return Prepared(cfg, [s.name for s in specs])
 
-    runtime.run_job(thread_level_before_init(overrides), prepare, run)
+    one_sided = suite in ("ext", "rma")
+    runtime.run_job(thread_level_before_init(overrides), prepare, run,
+                    _mpi.OMPI_ONE_SIDED_SETTINGS if one_sided else None)
 
 
 def fit_msglog(cfg: RunConfig) -> None:

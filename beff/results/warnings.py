@@ -16,6 +16,8 @@ OVERSUBSCRIBED = ("oversubscribed run: more ranks than allowed cores on a node; 
 ONE_NODE = ("all ranks ran on one node: point-to-point figures are intra-node (shared memory), "
             "not network figures")
 ONE_NODE_BEFF = "all ranks ran on one node: b_eff measures shared memory here, not a network"
+WORKAROUND = ("beff set {setting} before MPI_Init: without it Open MPI 5.0's one-sided "
+              "component crashes in most runs (set the variable yourself to choose)")
 CHECKED = ("check mode: buffers were verified; these timings are not comparable with unchecked "
            "runs")
 
@@ -35,6 +37,8 @@ def run_warnings(attrs: dict[str, Any], network: bool) -> list[str]:
         out.append(ONE_NODE_BEFF if attrs.get("suite") == "beff" else ONE_NODE)
     if attrs.get("config", {}).get("check"):
         out.append(CHECKED)
+    for key, value in attrs.get("workaround_settings", {}).items():
+        out.append(WORKAROUND.format(setting=f"{key}={value}"))
     return out
 
 

@@ -13,7 +13,7 @@ import pytest
 from beff.imb.registry import AGGREGATE, NON_AGGREGATE, load_suite
 from beff.imb.schedule import process_counts
 from beff.results.archive import load
-from tests.mpirun import mpirun
+from tests.mpirun import is_open_mpi, mpirun
 
 pytestmark = pytest.mark.mpi
 
@@ -150,3 +150,17 @@ def test_library_without_mpi3_rma(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert "Unidir_put not run: the MPI library lacks MPI_Win_flush" in r.stdout + r.stderr
     assert {m.status[0] for m in load(tmp_path / "rma.h5").measurements} == {"unsupported"}
+
+
+@pytest.mark.parametrize("user_value", [None, "4"])
+def test_open_mpi_fast_box_workaround(user_value: str | None, tmp_path: Path) -> None:
+    """Under Open MPI's launcher a one-sided run sets btl_sm_fbox_max=0 unless the user chose
+    a value, and says so; under MPICH it sets nothing."""
+    out = tmp_path / "w.h5"
+    env = {"OMPI_MCA_btl_sm_fbox_max": user_value, "BEFF_NO_WORKAROUND": None}
+    r = mpirun(2, "imb", "ext", *QUICK, "Unidir_Get", "-o", str(out), env=env)
+    assert r.returncode == 0, r.stderr
+    applied = load(out).attrs["workaround_settings"]
+    expected = {"OMPI_MCA_btl_sm_fbox_max": "0"} if is_open_mpi() and user_value is None else {}
+    assert applied == expected
+    assert ("beff set OMPI_MCA_btl_sm_fbox_max=0 before MPI_Init" in r.stderr) == bool(expected)
