@@ -42,7 +42,8 @@ import numpy.typing as npt
 from beff.core import mpi as _mpi
 
 # Return type, then argument kinds: p = address, i = C int, h = MPI handle, d = double,
-# a = MPI_Aint (displacements and window sizes).
+# a = MPI_Aint (displacements and window sizes), f = MPI_File (a pointer in MPICH too, unlike
+# its int handles), o = MPI_Offset.
 SIGNATURES: dict[str, str] = {
     "Wtime": "d:",
     "Barrier": "i:h",
@@ -87,7 +88,29 @@ SIGNATURES: dict[str, str] = {
     "Get_accumulate": "i:pihpihiaihhh",
     "Fetch_and_op": "i:pphiahh",
     "Compare_and_swap": "i:ppphiah",
+    # MPI-IO: the calls IMB-IO times (the file is opened by mpi4py, except in Open_Close).
+    "File_open": "i:hpihp",
+    "File_close": "i:p",
+    "File_sync": "i:f",
+    "File_seek": "i:foi",
+    "File_seek_shared": "i:foi",
 }
+# Individual/shared-pointer, collective and ordered transfers: (fh, buf, count, type, status);
+# explicit offsets put the offset after fh; nonblocking ones end with a request instead; the
+# split collectives' begin has no status, their end takes (fh, buf, status).
+for _rw in ("write", "read"):
+    for _call in ("", "_all", "_shared", "_ordered"):
+        SIGNATURES[f"File_{_rw}{_call}"] = "i:fpihp"
+    for _call in ("_at", "_at_all"):
+        SIGNATURES[f"File_{_rw}{_call}"] = "i:fopihp"
+    SIGNATURES[f"File_i{_rw}"] = SIGNATURES[f"File_i{_rw}_shared"] = "i:fpihp"
+    SIGNATURES[f"File_i{_rw}_at"] = "i:fopihp"
+    for _call in ("_all", "_ordered"):
+        SIGNATURES[f"File_{_rw}{_call}_begin"] = "i:fpih"
+        SIGNATURES[f"File_{_rw}{_call}_end"] = "i:fpp"
+    SIGNATURES[f"File_{_rw}_at_all_begin"] = "i:fopih"
+    SIGNATURES[f"File_{_rw}_at_all_end"] = "i:fpp"
+del _rw, _call
 # Nonblocking collectives (MPI-3): the blocking arguments, then the request.
 SIGNATURES.update({"I" + name.lower(): SIGNATURES[name] + "p" for name in (
     "Barrier", "Bcast", "Allreduce", "Reduce", "Reduce_scatter", "Allgather", "Allgatherv",
@@ -110,12 +133,13 @@ HIDE_ENV = "BEFF_TEST_HIDE_MPI"
 U8Array = npt.NDArray[np.uint8]
 F32Array = npt.NDArray[np.float32]
 I32Array = npt.NDArray[np.int32]
+I64Array = npt.NDArray[np.int64]
 I64Array2 = npt.NDArray[np.int64]  # two-dimensional, C order
 # MPI handles (e.g. a window that a loop creates): int32 (MPICH) or int64 (Open MPI) items,
 # resolved when the loop is compiled; make one with :func:`handle_array`.
 HArray = npt.NDArray[np.int64]
 ARRAYS = {"U8Array": "uint8[::1]", "F32Array": "float32[::1]", "I32Array": "int32[::1]",
-          "I64Array2": "int64[:, ::1]", "HArray": "handles"}
+          "I64Array": "int64[::1]", "I64Array2": "int64[:, ::1]", "HArray": "handles"}
 
 BACKENDS = ("auto", "jit", "python")
 CACHE_FORMAT = "2"  # bumped when the compile options change (2: nogil)
@@ -132,6 +156,11 @@ def status_size() -> int:
 def handle_array(n: int = 1) -> np.ndarray:
     """Room for ``n`` MPI handles that a loop fills (MPI_Win_create) and reads."""
     return np.zeros(n, dtype=np.int32 if handle_size() == 4 else np.int64)
+
+
+def file_handle(fh: Any) -> int:
+    """The C handle of an mpi4py File (a pointer under both MPICH and Open MPI)."""
+    return ctypes.c_int64(int(_mpi.mpi()._handleof(fh))).value
 
 
 def handle(obj: Any) -> int:
@@ -272,7 +301,7 @@ class PythonBackend(Backend):
         # Pointers and Open MPI's pointer handles as ssize_t: ctypes converts numpy ints to it.
         hw = ctypes.c_int if handle_size() == 4 else ctypes.c_ssize_t
         kinds = {"p": ctypes.c_ssize_t, "i": ctypes.c_int, "h": hw, "d": ctypes.c_double,
-                 "a": ctypes.c_ssize_t}
+                 "a": ctypes.c_ssize_t, "f": ctypes.c_ssize_t, "o": ctypes.c_int64}
 
         def make(symbol: str, ret: Any, args: list[Any]) -> Any:
             try:
@@ -325,7 +354,7 @@ class JitBackend(Backend):
         lib = _library()
         hw = nt.int32 if handle_size() == 4 else nt.intp
         kinds: dict[str, Any] = {"p": nt.intp, "i": nt.int32, "h": hw, "d": nt.float64,
-                                 "a": nt.intp}
+                                 "a": nt.intp, "f": nt.intp, "o": nt.int64}
 
         def make(symbol: str, ret: Any, args: list[Any]) -> Any:
             try:

@@ -112,6 +112,13 @@ class RunConfig:
     # IMB-EXT/RMA/IO: run both modes ("multi") or one.
     aggregate_mode: str = _opt("multi", Rule("imb", str, choices=AGGREGATE_MODES))
     thread_level: str = _opt("single", Rule("common", str, choices=THREAD_LEVELS))
+    # I/O benchmarks: where the files go (default: the current directory), whether they stay,
+    # dropping the page cache before reads, and MPI-IO hints ("key=value") for MPI_File_open.
+    io_dir: str | None = _opt(None, Rule("io", str, optional=True))
+    keep_files: bool = _opt(False, Rule("io", bool))
+    drop_cache: bool = _opt(False, Rule("io", bool))
+    hints: list[str] = _opt([], Rule("io", list))
+    hints_file: str | None = _opt(None, Rule("io", str, optional=True))
     # b_eff (beff run).
     memory_per_proc: int | None = _opt(None, Rule("b_eff", int, 1 << 20, 1 << 50,
                                                   optional=True, mib=True))

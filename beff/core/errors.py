@@ -16,6 +16,11 @@ class UsageError(BeffError):
     exit_code = 2
 
 
+class CollectiveFailure(BeffError):
+    """A benchmark failed on some rank (e.g. a disk full), and every rank of its group raises
+    this together, at the same point: the benchmark ends with a failed row, the run goes on."""
+
+
 INTERRUPTED = 130  # the shell's code for SIGINT
 
 

@@ -166,13 +166,19 @@ FLAGS: dict[str, Parser] = {
     "--backend": _single("backend", _choice("--backend", ("auto", "jit", "python"))),
     "--timeout": _single("timeout", _float("--timeout", positive=True)),
     "--stall-timeout": _single("stall_timeout", _float("--stall-timeout", positive=True)),
+    "--io-dir": _single("io_dir", str),
+    "--hints": _single("hints_file", str),
 }
+# Flags that may be given more than once; their values accumulate in a list.
+REPEATED: dict[str, str] = {"--hint": "hints"}
 SWITCHES: dict[str, dict[str, Any]] = {
     "--check": {"check": True},
     "--hugepages": {"hugepages": True},
     "--force": {"force": True},
     "--progress": {"progress": True},
     "--no-progress": {"progress": False},
+    "--keep-files": {"keep_files": True},
+    "--drop-cache": {"drop_cache": True},
 }
 # Flags that may take a list of names up to the next flag (IMB's -include a b c).
 LIST_FLAGS = ("-include", "-exclude")
@@ -187,7 +193,11 @@ ABSENT: dict[str, tuple[str, ...]] = {
     "ext": ("-data_type", "-red_data_type", "-msgsize", "-zero_size", "-root_shift", "-sync",
             "-window_size"),
     "rma": ("-data_type", "-red_data_type", "-msgsize", "-zero_size", "-window_size"),
+    "io": ("-data_type", "-red_data_type", "-msgsize", "-zero_size", "-root_shift", "-sync",
+           "-window_size"),
 }
+# beff's own flags that only the I/O suite has.
+IO_ONLY = ("--io-dir", "--keep-files", "--drop-cache", "--hint", "--hints")
 
 
 def check_suite(suite: str, argv: list[str]) -> None:
@@ -196,6 +206,8 @@ def check_suite(suite: str, argv: list[str]) -> None:
         if token.lower() in ABSENT.get(suite, ()):
             raise UsageError(f"{token} is not an option of IMB-{suite.upper()} "
                              "(see `beff imb --help`)")
+        if suite != "io" and token.lower() in IO_ONLY:
+            raise UsageError(f"{token} is an option of the I/O suite only (beff imb io)")
 
 
 def parse(argv: list[str]) -> dict[str, Any]:
@@ -208,6 +220,12 @@ def parse(argv: list[str]) -> dict[str, Any]:
         if key in SWITCHES:
             out.update(SWITCHES[key])
             i += 1
+            continue
+        if key in REPEATED:
+            if i + 1 >= len(argv):
+                raise UsageError(f"{token} needs a value")
+            out.setdefault(REPEATED[key], []).append(argv[i + 1])
+            i += 2
             continue
         if key in FLAGS:
             if i + 1 >= len(argv):

@@ -22,9 +22,18 @@ from beff.core import capi
 from beff.core import mpi as _mpi
 from beff.core.buffers import BufferSet, off_cache_slots
 from beff.core.config import RunConfig, stall_limit
+from beff.core.errors import CollectiveFailure
 from beff.imb import schedule
 from beff.imb.registry import AGGREGATE, NON_AGGREGATE, BenchmarkSpec, Kind, Runner
-from beff.results.model import OK, OUT_OF_MEM, SKIPPED, TIME_OUT, UNSUPPORTED, Measurement
+from beff.results.model import (
+    FAILED,
+    OK,
+    OUT_OF_MEM,
+    SKIPPED,
+    TIME_OUT,
+    UNSUPPORTED,
+    Measurement,
+)
 
 if TYPE_CHECKING:  # mpi4py's own stubs; importing mpi4py.MPI at run time would start MPI
     from mpi4py.MPI import Comm
@@ -49,6 +58,10 @@ class Ctx:
     mode: str = ""
     prepared: dict[str, float] = field(default_factory=dict)
     resources: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    state: Any = None  # what spec.setup yielded for this mode and process count
+    # Facts a kernel records about the whole measurement (e.g. the hints in effect); rank 0's
+    # are stored with it.
+    attrs: dict[str, Any] = field(default_factory=dict)
 
     def prepare(self, name: str, value: float) -> None:
         """Record a figure of this size's preparation (e.g. a calibration); it is stored per
@@ -173,7 +186,7 @@ def counts_for(spec: BenchmarkSpec, cfg: RunConfig, nprocs: int) -> list[int]:
     """Process counts at which ``spec`` runs (IMB's selection of active processes)."""
     if spec.procs is not None:
         return [spec.procs] if nprocs >= spec.procs else []
-    npmin = cfg.npmin if cfg.npmin is not None else 2
+    npmin = cfg.npmin if cfg.npmin is not None else spec.default_npmin
     return schedule.process_counts(nprocs, npmin, even=spec.kind is Kind.MSG_RATE)
 
 
@@ -342,58 +355,73 @@ class Driver:
         history: list[tuple[int, int]] = []
         raw = cfg.msglen if cfg.msglen is not None else sizes
         stall = stall_limit(cfg, cfg.time)
-        for i, nbytes in enumerate(sizes):
-            _mpi.guard(stall, f"{spec.name} at {np_} processes, {nbytes} bytes")
-            if self.progress is not None and is_root:
-                self.progress(f"{spec.name} np={np_} {nbytes} B")
-            policy = self._policy(spec)
-            n0 = schedule.initial_repetitions(nbytes, cfg.msgspersample,
-                                              cfg.overall_vol_mib << 20, policy, np_,
-                                              cfg.msglog_max, x_sample)
-            need[i] = buffer_bytes(spec, nbytes, np_, cfg, n0) / GIB + 0.001
-            verdict = rcomm.bcast(OUT_OF_MEM if need[i] - 0.001 > cfg.mem_gb else OK, root=0)
-            if verdict != OK:
-                status[i] = verdict
-                break
-            ctx.defects = 0
-            ctx.n0 = n0
-            ctx.prepared = {}
-            with contextlib.ExitStack() as ctx.resources, spec.kernel(ctx, nbytes) as run_all:
+        failure = ""
+        i = 0
+        # The benchmark's own set-up (its file) spans all sizes; a CollectiveFailure, raised
+        # by every rank of the group together, ends the benchmark with a failed row.
+        with contextlib.ExitStack() as bench:
+            try:
+                if spec.setup is not None:
+                    ctx.state = bench.enter_context(spec.setup(ctx, sizes))
+                for i, nbytes in enumerate(sizes):
+                    _mpi.guard(stall, f"{spec.name} at {np_} processes, {nbytes} bytes")
+                    if self.progress is not None and is_root:
+                        self.progress(f"{spec.name} np={np_} {nbytes} B")
+                    policy = self._policy(spec)
+                    n0 = schedule.initial_repetitions(nbytes, cfg.msgspersample,
+                                                      cfg.overall_vol_mib << 20, policy, np_,
+                                                      cfg.msglog_max, x_sample)
+                    need[i] = buffer_bytes(spec, nbytes, np_, cfg, n0) / GIB + 0.001
+                    too_big = need[i] - 0.001 > cfg.mem_gb
+                    verdict = rcomm.bcast(OUT_OF_MEM if too_big else OK, root=0)
+                    if verdict != OK:
+                        status[i] = verdict
+                        break
+                    ctx.defects = 0
+                    ctx.n0 = n0
+                    ctx.prepared = {}
+                    with (contextlib.ExitStack() as ctx.resources,
+                          spec.kernel(ctx, nbytes) as run_all):
 
-                def run(k: int) -> float:  # the first metric: calibration and warm-up
-                    return float(np.atleast_1d(run_all(k))[0])
+                        def run(k: int) -> float:  # the first metric: calibration and warm-up
+                            return float(np.atleast_1d(run_all(k))[0])
 
-                if policy == "dynamic" and spec.kind is not Kind.SYNC:
-                    n = self._calibrate(spec, run, gcomm, n0, n_prev, nbytes, raw[i], history)
-                elif policy == "dynamic":
-                    n = self._calibrate(spec, run, gcomm, cfg.msgspersample, cfg.msgspersample,
-                                        nbytes, raw[i], [])
-                else:
-                    n = n0
-                n_prev = n
-                history.append((raw[i], n))
-                # IMB checks the budget after calibration, before warm-up.
-                late = is_root and MPI.Wtime() - t_start > budget
-                if rcomm.bcast(late, root=0):
-                    status[i] = TIME_OUT
-                    break
-                if cfg.warm_up:
-                    run(schedule.warmup_iterations(n))
-                for _ in range(N_BARR):
-                    gcomm.Barrier()
-                parts = split_batches(n, B)
-                timed = np.array([np.atleast_1d(run_all(k)) for k in parts], dtype=np.float64)
-            status[i] = OK
-            reps[i] = n
-            my_iters[i, : len(parts)] = parts
-            my_samples[i, : len(parts)] = timed
-            my_times[i] = timed.sum(axis=0) / n * spec.time_scale
-            defects[i] = ctx.defects
-            for name, value in ctx.prepared.items():
-                my_prepared.setdefault(name, np.full(S, np.nan))[i] = value
-            rcomm.Barrier()  # groups start each size together, as with IMB's world barrier
-            if cfg.msg_pause:
-                time.sleep(max(my_times[i, 0] * n / 10, 0.1))
+                        if policy == "dynamic" and spec.kind is not Kind.SYNC:
+                            n = self._calibrate(spec, run, gcomm, n0, n_prev, nbytes, raw[i],
+                                                history)
+                        elif policy == "dynamic":
+                            n = self._calibrate(spec, run, gcomm, x_sample, x_sample,
+                                                nbytes, raw[i], [])
+                        else:
+                            n = n0
+                        n_prev = n
+                        history.append((raw[i], n))
+                        # IMB checks the budget after calibration, before warm-up.
+                        late = is_root and MPI.Wtime() - t_start > budget
+                        if rcomm.bcast(late, root=0):
+                            status[i] = TIME_OUT
+                            break
+                        if cfg.warm_up and spec.warm_up:
+                            run(schedule.warmup_iterations(n))
+                        for _ in range(N_BARR):
+                            gcomm.Barrier()
+                        parts = split_batches(n, B)
+                        timed = np.array([np.atleast_1d(run_all(k)) for k in parts],
+                                         dtype=np.float64)
+                    status[i] = OK
+                    reps[i] = n
+                    my_iters[i, : len(parts)] = parts
+                    my_samples[i, : len(parts)] = timed
+                    my_times[i] = timed.sum(axis=0) / n * spec.time_scale
+                    defects[i] = ctx.defects
+                    for name, value in ctx.prepared.items():
+                        my_prepared.setdefault(name, np.full(S, np.nan))[i] = value
+                    rcomm.Barrier()  # groups start each size together (IMB's world barrier)
+                    if cfg.msg_pause:
+                        time.sleep(max(my_times[i, 0] * n / 10, 0.1))
+            except CollectiveFailure as exc:
+                status[i] = FAILED
+                failure = str(exc)
         _mpi.guard(stall, f"{spec.name} at {np_} processes, gathering the results")
         gathered = rcomm.gather(
             (my_times, my_samples, my_iters, group_index, self.world.Get_rank(), defects,
@@ -429,7 +457,8 @@ class Driver:
             needed_gb=need,
             checked=cfg.check,
             attrs={"description": spec.description, "bytes_counted": spec.bytes_counted,
-                   "backend": capi.active().name},
+                   "backend": capi.active().name, **({"failure": failure} if failure else {}),
+                   **ctx.attrs},
             mode=mode,
             columns=spec.table_columns,
             metric=names[0],
@@ -463,7 +492,9 @@ class Driver:
             return float(max(reported, wall) if reported == reported else wall) / k
 
         t = comm.allreduce(timed(1), op=MPI.MAX)
-        k = comm.allreduce(schedule.calibration_test_count(t), op=MPI.MAX)
+        # The test run never takes longer than -time itself.
+        k = min(schedule.calibration_test_count(t), schedule.time_limited_count(n0, cfg.time, t))
+        k = comm.allreduce(k, op=MPI.MAX)
         n = min(n0, k)
         if n > 1:
             t = comm.allreduce(timed(n), op=MPI.MAX)

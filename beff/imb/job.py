@@ -27,6 +27,7 @@ from beff.imb import args as imb_args
 from beff.imb.driver import Driver, counts_for, sizes_for
 from beff.imb.registry import BenchmarkSpec, resolve
 from beff.imb.schedule import read_msglen_file
+from beff.io import run as io_run
 from beff.render import imb as report
 from beff.results import warnings
 from beff.results.archive import ResultFile, load
@@ -72,6 +73,8 @@ def main(suite: str, argv: list[str]) -> None:
         if cfg.output is None:
             cfg.output = default_output()
         check_output_path(cfg.output, cfg.force, cfg.config_file)
+        if suite == "io":
+            io_run.validate(cfg)
         return Prepared(cfg, [s.name for s in specs])
 
     one_sided = suite in ("ext", "rma")
@@ -130,6 +133,7 @@ def run(MPI: types.ModuleType, prep: Prepared) -> None:
         _mpi.start_watchdog(cfg.timeout)
     overhead, backend_warning = capi.start(cfg.backend)
     ranks = world.gather(collect_rank(MPI), root=0)
+    io_record = io_run.start(MPI, cfg) if cfg.suite == "io" else {}
     if rank != 0:
         Driver(MPI, cfg).run_all(specs, lambda m: None)
         return
@@ -140,6 +144,8 @@ def run(MPI: types.ModuleType, prep: Prepared) -> None:
                  overhead=overhead, benchmarks=prep.names, suite=cfg.suite,
                  benchmark_comments={s.name: list(s.comments) for s in specs if s.comments},
                  checked=cfg.check, oversubscribed=where["oversubscribed"])
+    if io_record:
+        attrs["io"] = io_record
     out = ResultFile(cfg.output or default_output())
     out.create(attrs, ranks, exclusive=not cfg.force)
     _mpi.on_abort(lambda: out.finish("aborted"))
@@ -151,7 +157,7 @@ def run(MPI: types.ModuleType, prep: Prepared) -> None:
     elif fmt == "csv":
         sys.stdout.write(report.csv_text([], header=True))
     found = ([backend_warning] if backend_warning else []) + warnings.run_warnings(
-        attrs, network=any(s.has_bandwidth for s in specs))
+        attrs, network=any(s.has_bandwidth for s in specs) and cfg.suite != "io")
     report.print_warnings(stderr, found)
     total = sum(len(sizes_for(s, cfg)) * len(counts_for(s, cfg, world.Get_size()))
                 for s in specs)

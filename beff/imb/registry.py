@@ -112,6 +112,13 @@ class BenchmarkSpec:
     single_batch: bool = False
     # Extra lines printed under the benchmark's name in IMB's list of benchmarks.
     comments: tuple[str, ...] = ()
+    # Set up once per mode and process count, around all sizes (e.g. the benchmark's file);
+    # what it yields is ctx.state. It may raise CollectiveFailure (on every rank together).
+    setup: Callable[[Ctx, list[int]], AbstractContextManager[Any]] | None = None
+    # IMB warms up before each size (-warm_up); IMB-IO does not.
+    warm_up: bool = True
+    # The smallest process count when -npmin is not given (IMB-IO: 1; the others: 2).
+    default_npmin: int = 2
 
     @property
     def has_bandwidth(self) -> bool:
@@ -150,6 +157,7 @@ SUITE_MODULES: dict[str, tuple[str, ...]] = {
     "mpi4": ("beff.imb.nbc.mpi4",),
     "ext": ("beff.imb.onesided.ext",),
     "rma": ("beff.imb.onesided.rma",),
+    "io": ("beff.io.imbio",),
 }
 SUITE_TITLES: dict[str, str] = {
     "mpi1": "IMB-MPI1 (point-to-point and collectives)",
@@ -157,6 +165,7 @@ SUITE_TITLES: dict[str, str] = {
     "mpi4": "IMB-MPI4 (MPI-4.0 persistent collectives, with overlap)",
     "ext": "IMB-EXT (MPI-2 one-sided communication, fence synchronization)",
     "rma": "IMB-RMA (MPI-3 one-sided communication, passive target)",
+    "io": "IMB-IO (MPI-IO: file writes, reads and open/close)",
 }
 # Modules outside beff that add suites (comma-separated module names); each calls
 # register_suite() when imported. Read once, when the registry is first used.

@@ -17,13 +17,17 @@ from typing import Any
 import numpy as np
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from beff import __version__
 from beff.core.metadata import format_cpus
 from beff.results import columns, stats, warnings
 from beff.results.effbw import beff_summary
-from beff.results.model import OK, OUT_OF_MEM, TIME_OUT, Measurement, RunRecord
+from beff.results.model import FAILED, OK, OUT_OF_MEM, TIME_OUT, Measurement, RunRecord
+
+# Rows a table shows: measured sizes and the ones that ended the benchmark.
+SHOWN = (OK, TIME_OUT, OUT_OF_MEM, FAILED)
 
 W = 13
 PART_NAMES = {"mpi1": "MPI-1", "ext": "MPI-2", "nbc": "MPI-NBC", "rma": "MPI-RMA", "io": "MPI-IO",
@@ -31,7 +35,7 @@ PART_NAMES = {"mpi1": "MPI-1", "ext": "MPI-2", "nbc": "MPI-NBC", "rma": "MPI-RMA
 # The header's whitespace per component (IMB_g_info.c): trailing text of the command line
 # and of the reductions' datatype line, and the two lines after MPI_Op.
 HEADER_STYLE = {"mpi1": (" ", " ", "# "), "rma": (" ", "", "# "), "mpi4": ("", "", "# "),
-                "nbc": ("", "", "#"), "ext": ("", "", "#")}
+                "nbc": ("", "", "#"), "ext": ("", "", "#"), "io": ("", "", "#")}
 TYPE_NAMES = {"byte": "MPI_BYTE", "char": "MPI_CHAR", "int": "MPI_INT", "float": "MPI_FLOAT",
               "double": "MPI_DOUBLE"}
 TIME_OUT_TEXT = (' time-out.; Time limit (secs_per_sample * msg_sizes_list_len) is over; use '
@@ -78,6 +82,8 @@ def imb_header(attrs: dict[str, Any], names: Iterable[str]) -> str:
         "# " + " ".join(attrs.get("command_line", [])) + after_cmd,
         "",
     ]
+    if suite == "io":
+        return "\n".join(lines + _io_header(attrs, names)) + "\n"
     if cfg.get("msglen") is not None:
         lines.append("# Message lengths were user defined")
     else:
@@ -100,6 +106,28 @@ def imb_header(attrs: dict[str, Any], names: Iterable[str]) -> str:
     for n in names:  # IMB-RMA indents a benchmark's comments under its name
         lines += [f"# {n}", *(f"#     {c}" for c in comments.get(n, ()))]
     return "\n".join(lines) + "\n"
+
+
+def _io_header(attrs: dict[str, Any], names: Iterable[str]) -> list[str]:
+    """IMB-IO's lines after the calling sequence: io portions, the hints, the list, and the
+    CPU kernel's speed when a nonblocking benchmark runs."""
+    cfg = attrs.get("config", {})
+    io = attrs.get("io", {})
+    if cfg.get("msglen") is not None:
+        lines = ["# IO lengths were user defined"]
+    else:
+        lines = ["# Minimum io portion in bytes:   0",
+                 f"# Maximum io portion in bytes:   {1 << int(cfg.get('msglog_max', 22))}"]
+    lines.append("#")
+    lines += [f"# MPI_Info key: {k} = {v}" for k, v in io.get("hints_requested", {}).items()]
+    lines += ["#", "#", "", "# List of Benchmarks to run:", ""]
+    names = list(names)
+    lines += [f"# {n}" for n in names]
+    if any("_I" in n for n in names):
+        lines += ["", "", "# For nonblocking benchmarks:", "",
+                  "# Function CPU_Exploit obtains an undisturbed",
+                  f"# performance of {float(io.get('cpu_mflops', 0.0)):7.2f} MFlops"]
+    return lines
 
 
 def table_columns(m: Measurement) -> list[str]:
@@ -166,7 +194,7 @@ def imb_block(m: Measurement) -> str:
     table = {g: columns.values(m, cols, g) for g in groups}
     for i, size in enumerate(m.sizes):
         status = m.status[i]
-        if status not in (OK, TIME_OUT, OUT_OF_MEM):
+        if status not in SHOWN:
             continue
         if grouped:
             out.append("")
@@ -174,6 +202,9 @@ def imb_block(m: Measurement) -> str:
             prefix = "" if g is None else f"{g:{W}d}"
             if status == TIME_OUT:
                 out.append(prefix + f"{size:{W}d}" + TIME_OUT_TEXT)
+                continue
+            if status == FAILED:
+                out.append(prefix + f"{size:{W}d} failed; {m.attrs.get('failure', '')}")
                 continue
             if status == OUT_OF_MEM:
                 need = m.needed_gb[i] if m.needed_gb is not None else math.nan
@@ -265,11 +296,12 @@ def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Tab
     values = columns.values(m, cols)
     for i in range(len(m.sizes)):
         status = m.status[i]
-        if status not in (OK, TIME_OUT, OUT_OF_MEM):
+        if status not in SHOWN:
             continue
         if status != OK:
             row = [f"{int(m.sizes[i]):,}"] if "bytes" in cols else []
-            row.append(f"[red]{status}[/red]")
+            reason = f": {m.attrs.get('failure', '')}" if status == FAILED else ""
+            row.append(f"[red]{status}{escape(reason)}[/red]")
             table.add_row(*row)
             continue
         row = []
@@ -380,7 +412,7 @@ def measurement_rows(m: Measurement) -> list[dict[str, Any]]:
         s = stats.summarize(m, g)
         extra = columns.values(m, more, g)
         for i, size in enumerate(m.sizes):
-            if m.status[i] not in (OK, TIME_OUT, OUT_OF_MEM):
+            if m.status[i] not in SHOWN:
                 continue
             rows.append({
                 "suite": m.suite, "benchmark": m.benchmark, "mode": m.mode, "nprocs": m.nprocs,

@@ -33,7 +33,7 @@ FORMAT_NAME = "beff-results"
 # Root attributes stored as JSON text.
 JSON_ATTRS = ("command_line", "config", "config_sources", "versions", "mpi", "host", "env",
               "placement", "overhead", "warnings", "yield_settings", "workaround_settings",
-              "benchmark_comments")
+              "benchmark_comments", "io")
 RANK_COLUMNS = {"rank": "1", "host": "", "cpus": "", "numa": "", "local_rank": "1",
                 "local_size": "1", "node": "1", "pid": "1", "memory_bytes": "B"}  # and units
 

@@ -147,3 +147,28 @@ for _id, _imb, _label, _key, _field in (
 column("t_origin", "t[usec]", "t [µs]", key="t_us", timing=True)(_t)
 for _metric in ("t_pure", "t_ovrl"):
     metric_column(_metric, id=f"rma_{_metric}")
+
+
+# IMB-IO's overlap table: t_ovrl, t_pure and t_CPU each the maximum over ranks, and overlap[%]
+# divided by the smaller of t_pure and t_CPU (IMB_output.c, unlike IMB-NBC's larger one).
+IO_OVERLAP = ("bytes", "repetitions", "io_t_ovrl", "io_t_pure", "io_t_cpu", "io_overlap")
+def _max_of(metric: str) -> Compute:
+    def compute(m: Measurement, group: int | None) -> np.ndarray:
+        return stats.summarize(m, group, metric).t_max
+
+    return compute
+
+
+for _metric, _imb in (("t_ovrl", "t_ovrl"), ("t_pure", "t_pure"), ("t_cpu", "t_CPU")):
+    column(f"io_{_metric}", f"{_imb}[usec]", f"{_imb} [µs]", key=f"{_metric}_us",
+           timing=True)(_max_of(_metric))
+
+
+@column("io_overlap", " overlap[%]", "overlap [%]", key="overlap_pct")
+def _io_overlap(m: Measurement, group: int | None) -> np.ndarray:
+    ovrl, pure, cpu = (stats.summarize(m, group, k).t_max for k in ("t_ovrl", "t_pure", "t_cpu"))
+    return stats.overlap_percent(pure, cpu, ovrl, denominator=np.minimum)
+
+
+def io_overlap_columns() -> tuple[str, ...]:
+    return IO_OVERLAP

@@ -16,6 +16,7 @@ TIME_OUT = "time-out"
 OUT_OF_MEM = "out-of-mem"
 SKIPPED = "skipped"
 UNSUPPORTED = "unsupported"  # the MPI library lacks a call the benchmark needs
+FAILED = "failed"  # an error ended the benchmark here (attrs["failure"] says which)
 
 # The table columns of IMB's benchmark classes (ids of beff.results.columns). A benchmark
 # declares its own, or takes its class's; files of schema v1, which did not store them,
@@ -100,8 +101,9 @@ class Measurement:
 
     @property
     def failed(self) -> bool:
-        """A time-out or out-of-mem row ends the benchmark, later process counts included."""
-        return TIME_OUT in self.status or OUT_OF_MEM in self.status
+        """A time-out, out-of-mem or failed row ends the benchmark, later process counts
+        included."""
+        return TIME_OUT in self.status or OUT_OF_MEM in self.status or FAILED in self.status
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,11 +75,14 @@ def batch_spread(m: Measurement) -> np.ndarray:
     return out
 
 
-def overlap_percent(t_pure: np.ndarray, t_cpu: np.ndarray, t_ovrl: np.ndarray) -> np.ndarray:
+def overlap_percent(t_pure: np.ndarray, t_cpu: np.ndarray, t_ovrl: np.ndarray,
+                    denominator: Callable[[np.ndarray, np.ndarray], np.ndarray] = np.maximum,
+                    ) -> np.ndarray:
     """IMB's overlap[%] = 100 * max(0, min(1, (t_pure + t_CPU - t_ovrl) / max(t_pure, t_CPU))):
-    how much of the shorter of communication and computation was hidden (0 where both are 0)."""
+    how much of the shorter of communication and computation was hidden (0 where both are 0).
+    IMB-IO divides by min(t_pure, t_CPU) (``denominator=np.minimum``)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = (t_pure + t_cpu - t_ovrl) / np.maximum(t_pure, t_cpu)
+        ratio = (t_pure + t_cpu - t_ovrl) / denominator(t_pure, t_cpu)
     return np.where(np.isfinite(ratio), 100.0 * np.clip(ratio, 0.0, 1.0),
                     np.where(np.isnan(t_ovrl), np.nan, 0.0))
 

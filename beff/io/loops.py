@@ -1,0 +1,181 @@
+# mypy: disable-error-code="no-any-return"
+"""The compiled loops of the MPI-IO benchmarks: every timed ``MPI_File_*`` call runs here.
+
+A loop keeps going after a failed call (it keeps the first error code and makes every call
+its peers make, collective ones included), so that a full disk on one rank never leaves the
+others waiting in a collective; the kernel then agrees on the failure with the whole group.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from beff.core.capi import F32Array, I64Array, helper, loop
+
+C: Any = None  # the C bindings, substituted by the backend
+
+WRITE, READ = 0, 1
+# File positioning: individual pointer (over a tiled view), explicit offsets, shared pointer.
+INDV, EXPL, SHARED = 0, 1, 2
+
+
+@helper
+def first_error(err: int, rc: int) -> int:
+    """The first non-zero of two MPI error codes."""
+    return err if err != 0 else rc
+
+
+@helper
+def io_call(rw: int, pos: int, coll: int, fh: int, off: int, buf: int, count: int, dtype: int,
+            st: int) -> int:
+    """One blocking transfer: MPI_File_{write,read}[_at][_all], _shared or _ordered."""
+    if rw == WRITE:
+        if pos == EXPL:
+            if coll:
+                return C.File_write_at_all(fh, off, buf, count, dtype, st)
+            return C.File_write_at(fh, off, buf, count, dtype, st)
+        if pos == SHARED:
+            if coll:
+                return C.File_write_ordered(fh, buf, count, dtype, st)
+            return C.File_write_shared(fh, buf, count, dtype, st)
+        if coll:
+            return C.File_write_all(fh, buf, count, dtype, st)
+        return C.File_write(fh, buf, count, dtype, st)
+    if pos == EXPL:
+        if coll:
+            return C.File_read_at_all(fh, off, buf, count, dtype, st)
+        return C.File_read_at(fh, off, buf, count, dtype, st)
+    if pos == SHARED:
+        if coll:
+            return C.File_read_ordered(fh, buf, count, dtype, st)
+        return C.File_read_shared(fh, buf, count, dtype, st)
+    if coll:
+        return C.File_read_all(fh, buf, count, dtype, st)
+    return C.File_read(fh, buf, count, dtype, st)
+
+
+@helper
+def io_post(rw: int, pos: int, fh: int, off: int, buf: int, count: int, dtype: int,
+            req: int) -> int:
+    """Start one nonblocking transfer: MPI_File_i{write,read}[_at|_shared]."""
+    if rw == WRITE:
+        if pos == EXPL:
+            return C.File_iwrite_at(fh, off, buf, count, dtype, req)
+        if pos == SHARED:
+            return C.File_iwrite_shared(fh, buf, count, dtype, req)
+        return C.File_iwrite(fh, buf, count, dtype, req)
+    if pos == EXPL:
+        return C.File_iread_at(fh, off, buf, count, dtype, req)
+    if pos == SHARED:
+        return C.File_iread_shared(fh, buf, count, dtype, req)
+    return C.File_iread(fh, buf, count, dtype, req)
+
+
+@helper
+def io_begin(rw: int, pos: int, fh: int, off: int, buf: int, count: int, dtype: int) -> int:
+    """Begin one split collective: MPI_File_{write,read}{_all,_at_all,_ordered}_begin."""
+    if rw == WRITE:
+        if pos == EXPL:
+            return C.File_write_at_all_begin(fh, off, buf, count, dtype)
+        if pos == SHARED:
+            return C.File_write_ordered_begin(fh, buf, count, dtype)
+        return C.File_write_all_begin(fh, buf, count, dtype)
+    if pos == EXPL:
+        return C.File_read_at_all_begin(fh, off, buf, count, dtype)
+    if pos == SHARED:
+        return C.File_read_ordered_begin(fh, buf, count, dtype)
+    return C.File_read_all_begin(fh, buf, count, dtype)
+
+
+@helper
+def io_end(rw: int, pos: int, fh: int, buf: int, st: int) -> int:
+    """End the split collective that :func:`io_begin` began."""
+    if rw == WRITE:
+        if pos == EXPL:
+            return C.File_write_at_all_end(fh, buf, st)
+        if pos == SHARED:
+            return C.File_write_ordered_end(fh, buf, st)
+        return C.File_write_all_end(fh, buf, st)
+    if pos == EXPL:
+        return C.File_read_at_all_end(fh, buf, st)
+    if pos == SHARED:
+        return C.File_read_ordered_end(fh, buf, st)
+    return C.File_read_all_end(fh, buf, st)
+
+
+@helper
+def sync_triplet(fh: int, comm: int) -> int:
+    """IMB's write completion: MPI_File_sync, MPI_Barrier of the file's group, MPI_File_sync."""
+    err = C.File_sync(fh)
+    err = C.first_error(err, C.Barrier(comm))
+    return C.first_error(err, C.File_sync(fh))
+
+
+@loop
+def io_loop(n: int, rw: int, pos: int, coll: int, nonaggr: int, fh: int, buf: int, count: int,
+            dtype: int, off0: int, stride: int, comm: int, st: int) -> tuple[float, int]:
+    """n transfers of ``count`` bytes (step i at ``off0 + i*stride`` for explicit offsets),
+    timed as one loop. Writes complete with the sync triplet: after every transfer in
+    non-aggregate mode, once after the n in aggregate mode. Returns (seconds, first error)."""
+    err = 0
+    t0 = C.Wtime()
+    for i in range(n):
+        err = C.first_error(err, C.io_call(rw, pos, coll, fh, off0 + i * stride, buf, count, dtype,
+                                       st))
+        if rw == WRITE and nonaggr:
+            err = C.first_error(err, C.sync_triplet(fh, comm))
+    if rw == WRITE and not nonaggr:
+        err = C.first_error(err, C.sync_triplet(fh, comm))
+    return C.Wtime() - t0, err
+
+
+@loop
+def overlap_loop(n: int, rw: int, pos: int, coll: int, units: int, work: F32Array, fh: int,
+                 buf: int, count: int, dtype: int, off0: int, stride: int, comm: int, st: int,
+                 reqs: int, hsize: int, nbarr: int) -> tuple[float, float, int]:
+    """IMB-IO's overlap pass of n transfers, after ``nbarr`` barriers, timed as one loop.
+
+    Non-collective: start the n nonblocking transfers (``reqs``: room for n requests of
+    ``hsize`` bytes), run the CPU kernel n times, MPI_Waitall. Collective: n times the split
+    collective's begin, the CPU kernel, its end. Writes then run the sync triplet once.
+    Returns (seconds, seconds in the CPU kernel, first error).
+    """
+    err = 0
+    for _ in range(nbarr):
+        err = C.first_error(err, C.Barrier(comm))
+    cpu = 0.0
+    t0 = C.Wtime()
+    if coll:
+        for i in range(n):
+            err = C.first_error(err, C.io_begin(rw, pos, fh, off0 + i * stride, buf, count, dtype))
+            tc = C.Wtime()
+            C.cpu_exploit(units, work)
+            cpu += C.Wtime() - tc
+            err = C.first_error(err, C.io_end(rw, pos, fh, buf, st))
+    else:
+        for i in range(n):
+            err = C.first_error(err, C.io_post(rw, pos, fh, off0 + i * stride, buf, count, dtype,
+                                           reqs + i * hsize))
+        for _ in range(n):
+            tc = C.Wtime()
+            C.cpu_exploit(units, work)
+            cpu += C.Wtime() - tc
+        err = C.first_error(err, C.Waitall(n, reqs, st))
+    if rw == WRITE:
+        err = C.first_error(err, C.sync_triplet(fh, comm))
+    return C.Wtime() - t0, cpu, err
+
+
+@loop
+def open_close_loop(n: int, comm: int, name: int, amode: int, info: int, fh: I64Array,
+                    buf: int, dtype: int, st: int) -> tuple[float, int]:
+    """n times MPI_File_open on the group, a one-byte MPI_File_write, MPI_File_close, timed as
+    one loop (``fh``: room for the file handle, a pointer in every MPI)."""
+    err = 0
+    where = fh.ctypes.data
+    t0 = C.Wtime()
+    for _ in range(n):
+        err = C.first_error(err, C.File_open(comm, name, amode, info, where))
+        err = C.first_error(err, C.File_write(fh[0], buf, 1, dtype, st))
+        err = C.first_error(err, C.File_close(where))
+    return C.Wtime() - t0, err
