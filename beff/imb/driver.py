@@ -492,9 +492,7 @@ class Driver:
             return float(max(reported, wall) if reported == reported else wall) / k
 
         t = comm.allreduce(timed(1), op=MPI.MAX)
-        # The test run never takes longer than -time itself.
-        k = min(schedule.calibration_test_count(t), schedule.time_limited_count(n0, cfg.time, t))
-        k = comm.allreduce(k, op=MPI.MAX)
+        k = comm.allreduce(schedule.calibration_test_count(t), op=MPI.MAX)
         n = min(n0, k)
         if n > 1:
             t = comm.allreduce(timed(n), op=MPI.MAX)
