@@ -158,6 +158,8 @@ def run(MPI: types.ModuleType, prep: Prepared) -> None:
         sys.stdout.write(report.csv_text([], header=True))
     found = ([backend_warning] if backend_warning else []) + warnings.run_warnings(
         attrs, network=any(s.has_bandwidth for s in specs) and cfg.suite != "io")
+    if io_run.stale_note(io_record):
+        found.append(io_run.stale_note(io_record))
     report.print_warnings(stderr, found)
     total = sum(len(sizes_for(s, cfg)) * len(counts_for(s, cfg, world.Get_size()))
                 for s in specs)

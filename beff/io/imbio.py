@@ -105,12 +105,17 @@ def content(offset: int, nbytes: int) -> np.ndarray:
     return ((np.arange(nbytes, dtype=np.int64) + offset) % 251 + 1).astype(np.uint8)
 
 
-def steps_volume(ctx: Ctx, sizes: list[int]) -> int:
-    """The largest n*X of the sizes: the file volume one mode needs (IMB's n0 rule)."""
+def steps_volume(ctx: Ctx, sizes: list[int], private: bool = False) -> int:
+    """The largest n*X of the sizes (IMB's n0 rule): the bytes one file needs in one mode;
+    for a private file, n times rank 0's share of X."""
     cfg = ctx.cfg
     per = cfg.msgs_nonaggr if ctx.mode == NON_AGGREGATE else cfg.msgspersample
     overall = cfg.overall_vol_mib << 20
-    return max([min(per, max(1, overall // x)) * x for x in sizes if x > 0] or [0])
+
+    def step(x: int) -> int:
+        return portion(x, ctx.size, 0)[1] if private else x
+
+    return max([min(per, max(1, overall // x)) * step(x) for x in sizes if x > 0] or [0])
 
 
 @dataclass
@@ -123,7 +128,7 @@ class BenchFile:
 
 
 def _file_setup(bench: str, rw: int, private: bool = False,
-                volume: Callable[[Ctx, list[int]], int] = steps_volume,
+                volume: Callable[[Ctx, list[int], bool], int] = steps_volume,
                 ) -> Callable[[Ctx, list[int]], Any]:
     @contextmanager
     def setup(ctx: Ctx, sizes: list[int]) -> Iterator[BenchFile]:
@@ -134,8 +139,8 @@ def _file_setup(bench: str, rw: int, private: bool = False,
             name += f"_r{ctx.MPI.COMM_WORLD.Get_rank()}"
         path = run.current().path(name)
         writer = private or ctx.rank == 0
-        total = volume(ctx, sizes)
-        share = total // ctx.size if private else total
+        share = volume(ctx, sizes, private)  # of this rank's file
+        total = share * ctx.size if private else share
 
         def prepare() -> None:
             run.unlink(path)
@@ -165,7 +170,8 @@ def _transfer(ctx: Ctx, nbytes: int, access: Access) -> Iterator[Runner]:
     MPI = ctx.MPI
     bf: BenchFile = ctx.state
     nprocs, rank = (1, 0) if bf.private else (ctx.size, ctx.rank)
-    pos1, loc = portion(nbytes, ctx.size, ctx.rank)
+    # Priv: every rank writes rank 0's share of X into its own file (as IMB).
+    pos1, loc = portion(nbytes, ctx.size, 0 if bf.private else ctx.rank)
     if bf.private:
         pos1 = 0
     stride = loc if bf.private else nbytes
@@ -195,8 +201,9 @@ def _transfer(ctx: Ctx, nbytes: int, access: Access) -> Iterator[Runner]:
     ctx.prepare("cpu_units", units)
     ctx.keep(buf, requests, work)
     args = (access.rw, access.positioning, access.collective)
+    # The sync triplet's barrier is over the file's processes (MPI_COMM_SELF for Priv).
     common = (capi.file_handle(fh), int(buf.ctypes.data), loc, ctx.handle(MPI.BYTE),
-              pos1 if access.pos == "Expl" else 0, stride, ctx.handle(ctx.comm))
+              pos1 if access.pos == "Expl" else 0, stride, ctx.handle(fcomm))
     last = [0]
 
     def rewind() -> None:
@@ -336,5 +343,5 @@ for _access in accesses():
 
 benchmark("Open_Close", suite=SUITE, kind=Kind.SYNC, nonaggr=True, single_batch=True,
           warm_up=False, default_npmin=1, size_unit=1,
-          setup=_file_setup("Open_Close", WRITE, volume=lambda ctx, sizes: 1),
+          setup=_file_setup("Open_Close", WRITE, volume=lambda ctx, sizes, private: 1),
           bytes_counted="one byte written per cycle; no bandwidth")(_open_close)

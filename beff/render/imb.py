@@ -123,7 +123,7 @@ def _io_header(attrs: dict[str, Any], names: Iterable[str]) -> list[str]:
     lines += ["#", "#", "", "# List of Benchmarks to run:", ""]
     names = list(names)
     lines += [f"# {n}" for n in names]
-    if any("_I" in n for n in names):
+    if any(n.count("_") == 2 and n.split("_")[1].startswith("I") for n in names):
         lines += ["", "", "# For nonblocking benchmarks:", "",
                   "# Function CPU_Exploit obtains an undisturbed",
                   f"# performance of {float(io.get('cpu_mflops', 0.0)):7.2f} MFlops"]
@@ -276,6 +276,8 @@ def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Tab
         title += f" × {m.ngroups} groups"
     if m.idle:
         title += f" ({m.idle} idle)"
+    if m.attrs.get("page_cache") == "cached":
+        title += " [cached: read from the page cache of the node that wrote the file]"
     caption = [placement_label(m, ranks or [])]
     scale = " × 0.5 (half round trip)" if m.time_scale == 0.5 else ""
     if "overlap" in m.columns:
@@ -355,6 +357,15 @@ def render_header(record: RunRecord, console: Console) -> None:
     lib = str(mpi.get("library_version", "?")).splitlines()
     console.print(f"MPI: {lib[0] if lib else '?'} (standard {mpi.get('standard_version', '?')}, "
                   f"thread level {mpi.get('thread_level', '?')})")
+    if "io" in a:
+        fsi = a["io"].get("file_system", {})
+        console.print(f"I/O in {a['io'].get('directory', '?')}: {fsi.get('fstype', '?')} "
+                      f"mounted on {fsi.get('mount_point', '?')}, "
+                      f"{fsi.get('free_bytes', 0) / 2**30:.1f} of "
+                      f"{fsi.get('capacity_bytes', 0) / 2**30:.1f} GiB free; "
+                      f"MPI-IO {a['io'].get('mpiio', '?')}"
+                      + ("; page cache dropped before reads" if a["io"].get("drop_cache")
+                         else ""))
     console.print(f"{a.get('nprocs', '?')} ranks on {where.get('nodes', '?')} node(s): "
                   f"{', '.join(where.get('hosts', []))}")
     nodes: dict[Any, list[dict[str, Any]]] = {}

@@ -1,0 +1,234 @@
+"""IMB-IO under real MPI at 1-4 ranks, on the disk and on a tmpfs: every benchmark, --check
+(clean and with an injected defect), a file system that fills up mid-run, bad --io-dir, the
+removal of a killed run's files, and the IMB layout. After every test the I/O directory holds
+no files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from beff.imb.registry import load_suite
+from beff.results.archive import load
+from beff.results.model import FAILED, OK, SKIPPED, TIME_OUT
+from tests.mpirun import mpirun
+
+pytestmark = pytest.mark.mpi
+
+IO = load_suite("io")
+
+
+def nonblocking(name: str) -> bool:
+    return name.split("_")[1].startswith("I")
+# Small and quick: I* pay IMB-IO's 10 ms CPU kernel per transfer.
+QUICK = ["-msglog", "0:3", "-time", "0.2", "-iter", "10,1,5"]
+
+
+@pytest.fixture(params=["disk", "tmpfs"])
+def io_dir(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
+    """An empty I/O directory on the disk (the test's tmp_path) or on /dev/shm; it must be
+    empty again after the test."""
+    if request.param == "disk":
+        path = tmp_path / "io"
+        path.mkdir()
+    else:
+        if not Path("/dev/shm").is_dir():
+            pytest.skip("no /dev/shm")
+        path = Path(f"/dev/shm/beff-test-{os.getpid()}-{tmp_path.name}")
+        path.mkdir()
+    yield path
+    left = sorted(p.name for p in path.iterdir())
+    for p in path.iterdir():
+        p.unlink()
+    path.rmdir()
+    assert left == []
+
+
+def run_io(nprocs: int, io_dir: Path, out: Path, *args: str,
+           env: dict[str, str | None] | None = None, timeout: float = 300) -> dict:
+    r = mpirun(nprocs, "imb", "io", *QUICK, "--io-dir", str(io_dir), *args, "-o", str(out),
+               "--format", "json", env=env, timeout=timeout)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_all_37_at_two_ranks(io_dir: Path, tmp_path: Path) -> None:
+    doc = run_io(2, io_dir, tmp_path / "all.h5")
+    names = {r["benchmark"] for r in doc["results"]}
+    assert names == {spec.name for spec in IO.values()} and len(names) == 37
+    record = load(tmp_path / "all.h5")
+    assert record.attrs["status"] == "complete"
+    io = record.attrs["io"]
+    assert io["directory"] == str(io_dir.resolve())
+    fstype = io["file_system"]["fstype"]
+    assert fstype == "tmpfs" if str(io_dir).startswith("/dev/shm") else fstype != "unknown"
+    assert io["mpiio"] in ("ROMIO", "OMPIO")
+    for m in record.measurements:
+        spec = IO[m.benchmark.lower()]
+        assert m.status[0] == OK, (m.benchmark, m.status)
+        if not nonblocking(m.benchmark):  # the I* may time out (10 ms CPU kernel per transfer)
+            assert all(s == OK for s in m.status), (m.benchmark, m.status)
+        assert set(m.status) <= {OK, TIME_OUT, SKIPPED}  # sizes after a time-out: skipped
+        t = m.times[np.array(m.status) == OK]
+        assert np.all(np.isfinite(t)) and np.all(t >= 0)
+        if "Read" in m.benchmark:
+            assert m.mode == "aggregate" and m.attrs["page_cache"] == "cached"
+        if nonblocking(m.benchmark):
+            cpu = m.more_times["t_cpu"][0]
+            assert np.all(cpu > 0.005)  # about 10 ms per transfer, as IMB-IO's kernel
+        if spec.procs == 1:
+            assert m.nprocs == 1 and m.idle == 1
+
+
+def test_modes_and_counts(tmp_path: Path) -> None:
+    io_dir = tmp_path / "io"
+    io_dir.mkdir()
+    doc = run_io(3, io_dir, tmp_path / "m.h5", "P_Write_Expl", "S_Read_Indv", "C_Write_Shared",
+                 "Open_Close", "-aggregate_mode", "non_aggregate")
+    runs = {(r["benchmark"], r["mode"], r["nprocs"]) for r in doc["results"]}
+    # -npmin defaults to 1 (IMB-IO): 1, 2, then all 3; reads have the aggregate mode only.
+    assert runs == {("P_Write_Expl", "non-aggregate", n) for n in (1, 2, 3)} | {
+        ("C_Write_Shared", "non-aggregate", n) for n in (1, 2, 3)} | {
+        ("S_Read_Indv", "aggregate", 1)} | {("Open_Close", "", n) for n in (1, 2, 3)}
+    reps = {(r["benchmark"], r["nprocs"]): r["rows"][0]["repetitions"] for r in doc["results"]}
+    assert reps[("Open_Close", 3)] <= 5  # msgs_nonaggr of -iter 20,1,5
+    assert list(io_dir.iterdir()) == []
+
+
+@pytest.mark.parametrize("nprocs", [1, 4])
+def test_check_clean(nprocs: int, tmp_path: Path) -> None:
+    io_dir = tmp_path / "io"
+    io_dir.mkdir()
+    doc = run_io(nprocs, io_dir, tmp_path / "c.h5", "--check", "P_Write_Indv", "C_Write_Expl",
+                 "P_Read_Priv", "C_Read_Shared", "S_Read_Expl", "P_IRead_Expl")
+    checked = [row for r in doc["results"] for row in r["rows"] if row["status"] == "ok"]
+    assert checked and all(row["defects"] == 0 for row in checked)
+    assert list(io_dir.iterdir()) == []
+
+
+def test_check_finds_injected_defect(tmp_path: Path) -> None:
+    io_dir = tmp_path / "io"
+    io_dir.mkdir()
+    doc = run_io(2, io_dir, tmp_path / "d.h5", "--check", "P_Write_Expl", "C_Read_Indv",
+                 env={"BEFF_TEST_CORRUPT": "1"})
+    defects = {(r["benchmark"], r["nprocs"]): max(row["defects"] for row in r["rows"]
+                                                  if row["status"] == "ok")
+               for r in doc["results"]}
+    # rank 0 writes one wrong byte, and sees one wrong byte in what it read
+    assert defects[("P_Write_Expl", 2)] >= 1 and defects[("C_Read_Indv", 2)] >= 1
+    assert list(io_dir.iterdir()) == []
+
+
+def test_layout_of_a_live_run(tmp_path: Path) -> None:
+    io_dir = tmp_path / "io"
+    io_dir.mkdir()
+    r = mpirun(2, "imb", "io", *QUICK, "--io-dir", str(io_dir), "S_Write_Indv", "P_IRead_Indv",
+               "Open_Close", "-npmin", "2", "-o", str(tmp_path / "l.h5"), "--format", "imb")
+    assert r.returncode == 0, r.stderr
+    text = r.stdout
+    assert "MPI-IO part" in text and "# Minimum io portion in bytes:   0" in text
+    assert "# Maximum io portion in bytes:   8" in text
+    assert "# Function CPU_Exploit obtains an undisturbed" in text
+    assert "( 1 additional process waiting in MPI_Barrier)" in text  # S_Write_Indv
+    assert "#    MODE: NON-AGGREGATE " in text
+    header = ("       #bytes #repetitions t_ovrl[usec] t_pure[usec]  t_CPU[usec]   "
+              "overlap[%]")
+    assert header in text
+    assert " #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]" in text  # Open_Close
+    assert "#" + "-" * 51 + "\n# Benchmarking S_Write_Indv " in text
+    assert list(io_dir.iterdir()) == []
+
+
+def test_bad_io_dir_exits_2(tmp_path: Path) -> None:
+    afile = tmp_path / "plain"
+    afile.write_text("x")
+    for bad, why in ((tmp_path / "missing", "does not exist"), (afile, "is not a directory")):
+        r = mpirun(2, "imb", "io", "--io-dir", str(bad), "S_Write_Indv", "-o",
+                   str(tmp_path / "x.h5"), timeout=60)
+        assert r.returncode == 2
+        assert why in r.stderr and "Traceback" not in r.stderr
+        assert not (tmp_path / "x.h5").exists()
+
+
+def test_io_flags_belong_to_the_io_suite(tmp_path: Path) -> None:
+    r = mpirun(1, "imb", "mpi1", "--io-dir", str(tmp_path), "PingPong", timeout=60)
+    assert r.returncode == 2 and "I/O suite only" in r.stderr
+
+
+def test_killed_runs_files_are_removed(tmp_path: Path) -> None:
+    io_dir = tmp_path / "io"
+    io_dir.mkdir()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    host = os.uname().nodename.replace(".", "-")
+    stale = io_dir / f"beff-io.{host}.{dead.pid}.abcd1234.P_Write_Indv_agg_np2_g0"
+    stale.write_bytes(b"left by a killed run")
+    other = io_dir / "unrelated.txt"
+    other.write_text("keep me")
+    r = mpirun(1, "imb", "io", *QUICK, "--io-dir", str(io_dir), "Open_Close", "-o",
+               str(tmp_path / "k.h5"))
+    assert r.returncode == 0, r.stderr
+    assert "removed 1 file left in" in r.stderr
+    assert not stale.exists() and other.exists()
+    assert load(tmp_path / "k.h5").attrs["io"]["stale_removed"] == [stale.name]
+    other.unlink()
+
+
+def test_keep_files_keeps_them(tmp_path: Path) -> None:
+    io_dir = tmp_path / "io"
+    io_dir.mkdir()
+    run_io(2, io_dir, tmp_path / "keep.h5", "P_Write_Priv", "-npmin", "2", "--keep-files")
+    kept = sorted(p.name for p in io_dir.iterdir())
+    assert len(kept) == 4 and all(n.startswith("beff-io.") for n in kept)  # 2 modes x 2 ranks
+    for p in io_dir.iterdir():
+        p.unlink()
+
+
+def test_hints_are_passed_and_recorded(tmp_path: Path) -> None:
+    io_dir = tmp_path / "io"
+    io_dir.mkdir()
+    hints = tmp_path / "hints"
+    hints.write_text("# ROMIO hints\ncb_buffer_size 1048576\n")
+    run_io(2, io_dir, tmp_path / "h.h5", "C_Write_Indv", "-npmin", "2", "--hints", str(hints),
+           "--hint", "romio_cb_write=enable")
+    record = load(tmp_path / "h.h5")
+    assert record.attrs["io"]["hints_requested"] == {"cb_buffer_size": "1048576",
+                                                     "romio_cb_write": "enable"}
+    effective = record.measurements[0].attrs["hints"]
+    assert isinstance(effective, dict) and effective  # what MPI_File_get_info reports
+    r = mpirun(1, "imb", "io", "--io-dir", str(io_dir), "--hint", "novalue", timeout=60)
+    assert r.returncode == 2 and "expected key=value" in r.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+def test_full_file_system_mid_run(tmp_path: Path) -> None:
+    """A 2 MiB tmpfs fills up during P_Write_Expl: that benchmark ends with a 'disk full' row,
+    its earlier sizes and the next benchmark are kept, and no file is left."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)]).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        out = tmp_path / "full.h5"
+        r = mpirun(2, "imb", "io", "-msglog", "9:12", "-iter", "1000,4,5", "-time", "1",
+                   "-npmin", "2", "-aggregate_mode", "aggregate", "--io-dir", str(mnt),
+                   "P_Write_Expl", "Open_Close", "-o", str(out),
+                   env={"BEFF_TEST_NO_SPACE_CHECK": "1"}, timeout=300)
+        assert r.returncode == 0, r.stderr
+        assert "disk full" in r.stdout + r.stderr
+        record = load(out)
+        assert record.attrs["status"] == "complete"
+        write, opcl = record.measurements
+        assert write.benchmark == "P_Write_Expl" and FAILED in write.status
+        assert write.status[0] == OK  # 0 bytes
+        assert "disk full" in write.attrs["failure"]
+        assert opcl.benchmark == "Open_Close" and opcl.status == [OK]
+        assert list(mnt.iterdir()) == []
+    finally:
+        subprocess.run(["umount", str(mnt)])
