@@ -307,14 +307,14 @@ def info(
 
 IMB_HELP = """usage: mpiexec -n P beff imb SUITE [IMB flags] [benchmark names]
 
-SUITE: mpi1, nbc, mpi4, ext or rma. IMB's own flags, as in IMB 2021.11:
+SUITE: mpi1, nbc, mpi4, ext, rma or io. IMB's own flags, as in IMB 2021.11:
   -msglog [min:]max   -msglen FILE   -msgsize a,b,c   -npmin N   -multi 0|1   -map PxQ
   -iter n[,vol_MiB[,nonaggr]]   -iter_policy dynamic|multiple_np|auto|off   -time SECS
   -mem GB   -off_cache size[,line]   -input FILE   -include a,b   -exclude a,b
   -thread_level single|funneled|serialized|multiple   -sync on|off   -root_shift on|off
   -zero_size on|off   -warm_up on|off   -msg_pause on|off   -window_size N
   -data_type byte|char|int|float|double   -red_data_type char|int|float|double
-  -aggregate_mode aggregate|non_aggregate|multi (ext, rma: the modes to run; default both)
+  -aggregate_mode aggregate|non_aggregate|multi (ext, rma, io: the modes to run; default both)
 beff's own:
   -o PATH (result file, default beff-<UTC time>-<random>.h5)   --force (replace an existing -o)
   --format table|imb|json|csv
@@ -324,6 +324,13 @@ beff's own:
   --hugepages (2 MiB-aligned, hugepage-advised buffers; default: malloc-like, as IMB)
   --timeout SECS (abort the whole job after SECS)
   --stall-timeout SECS (abort when one message size takes longer; default max(120, 20 x -time))
+io only (IMB-IO):
+  --io-dir PATH (where the files go; default the current directory; each run's own names)
+  --keep-files (leave the files; default: deleted before and after each benchmark)
+  --drop-cache (posix_fadvise DONTNEED on a read benchmark's file after writing it)
+  --hint key=value (repeatable)   --hints FILE (key=value or "key value" per line)
+  The nonblocking I* benchmarks run IMB-IO's 10 ms CPU kernel per transfer: about -time
+  seconds per size (-time 1 for a first look).
 """
 
 

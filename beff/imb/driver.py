@@ -363,6 +363,7 @@ class Driver:
             try:
                 if spec.setup is not None:
                     ctx.state = bench.enter_context(spec.setup(ctx, sizes))
+                    t_start = MPI.Wtime()  # the -time budget is for measuring, not set-up
                 for i, nbytes in enumerate(sizes):
                     _mpi.guard(stall, f"{spec.name} at {np_} processes, {nbytes} bytes")
                     if self.progress is not None and is_root:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from beff.core.capi import F32Array, I64Array, helper, loop
 
 C: Any = None  # the C bindings, substituted by the backend
@@ -179,3 +181,12 @@ def open_close_loop(n: int, comm: int, name: int, amode: int, info: int, fh: I64
         err = C.first_error(err, C.File_write(fh[0], buf, 1, dtype, st))
         err = C.first_error(err, C.File_close(where))
     return C.Wtime() - t0, err
+
+
+def precompile() -> None:
+    """Compile (or load from the cache) every loop now, with zero iterations and no MPI call,
+    so that compiling is not charged to the first benchmark's -time budget."""
+    work = np.zeros(120, np.float32)
+    io_loop(0, READ, INDV, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    overlap_loop(0, READ, INDV, 1, 0, work, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0)
+    open_close_loop(0, 0, 0, 0, 0, np.zeros(1, np.int64), 0, 0, 0)

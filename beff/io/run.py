@@ -25,7 +25,7 @@ from beff.core import capi, cpu
 from beff.core import mpi as _mpi
 from beff.core.config import RunConfig
 from beff.core.errors import CollectiveFailure
-from beff.io import fs
+from beff.io import fs, loops
 
 if TYPE_CHECKING:
     from mpi4py.MPI import Comm, File, Info
@@ -72,6 +72,7 @@ def start(MPI: types.ModuleType, cfg: RunConfig) -> dict[str, Any]:
     """Collective: set up this run's files and hints; rank 0 returns what the result file
     records about the file system (``io`` attribute), the others an empty dict."""
     global _RUN
+    loops.precompile()
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
     record: dict[str, Any] = {}
