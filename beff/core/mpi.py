@@ -67,11 +67,16 @@ def apply_yield_settings() -> dict[str, str]:
         return {}
     if local <= (os.cpu_count() or 1):
         return {}
-    for key, value in YIELD_SETTINGS.items():
+    return _set_unset(YIELD_SETTINGS, applied_yield_settings)
+
+
+def _set_unset(settings: dict[str, str], applied: dict[str, str]) -> dict[str, str]:
+    """Set the variables of ``settings`` the user has not set; note them in ``applied``."""
+    for key, value in settings.items():
         if key not in os.environ:
             os.environ[key] = value
-            applied_yield_settings[key] = value
-    return applied_yield_settings
+            applied[key] = value
+    return applied
 
 
 # Open MPI 5.0's shared-memory fast boxes crash its one-sided component: MPI_Win_create and
@@ -86,11 +91,7 @@ def apply_workarounds(settings: dict[str, str]) -> dict[str, str]:
     (``BEFF_NO_WORKAROUND=1`` disables this). What was set is recorded in the result file."""
     if os.environ.get("BEFF_NO_WORKAROUND") == "1" or "OMPI_COMM_WORLD_SIZE" not in os.environ:
         return {}
-    for key, value in settings.items():
-        if key not in os.environ:
-            os.environ[key] = value
-            applied_workarounds[key] = value
-    return applied_workarounds
+    return _set_unset(settings, applied_workarounds)
 
 
 def init(thread_level: str = "single",

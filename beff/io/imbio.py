@@ -169,7 +169,7 @@ def _transfer(ctx: Ctx, nbytes: int, access: Access) -> Iterator[Runner]:
     """Open the file, set the view, and yield run(n) (module docstring)."""
     MPI = ctx.MPI
     bf: BenchFile = ctx.state
-    nprocs, rank = (1, 0) if bf.private else (ctx.size, ctx.rank)
+    nprocs = 1 if bf.private else ctx.size
     # Priv: every rank writes rank 0's share of X into its own file (as IMB).
     pos1, loc = portion(nbytes, ctx.size, 0 if bf.private else ctx.rank)
     if bf.private:
@@ -194,11 +194,15 @@ def _transfer(ctx: Ctx, nbytes: int, access: Access) -> Iterator[Runner]:
         np.zeros(1, np.uint8)
     if access.rw == WRITE and check.corrupting(ctx) and ctx.cfg.check and loc:
         buf[-1] ^= 0xFF  # test hook: the data written differ from what the check expects
-    statuses, _ = ctx.scratch(statuses=max(1, ctx.n0))
-    requests = np.zeros(max(1, ctx.n0) * capi.handle_size(), np.uint8)
+    # Room for the overlap pass's n requests and statuses (n <= n0).
+    room = max(1, ctx.n0) if access.nonblocking else 1
+    statuses, _ = ctx.scratch(statuses=room)
+    requests = np.zeros(room * capi.handle_size(), np.uint8)
     work = cpu.workspace()
-    units = cpu.units_for(TARGET_CPU_S, cpu.rate(capi.active().name))
-    ctx.prepare("cpu_units", units)
+    units = 0
+    if access.nonblocking:
+        units = cpu.units_for(TARGET_CPU_S, cpu.rate(capi.active().name))
+        ctx.prepare("cpu_units", units)
     ctx.keep(buf, requests, work)
     args = (access.rw, access.positioning, access.collective)
     # The sync triplet's barrier is over the file's processes (MPI_COMM_SELF for Priv).

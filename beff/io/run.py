@@ -17,7 +17,7 @@ import secrets
 import socket
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +42,6 @@ class IORun:
     files: fs.RunFiles
     hints: dict[str, str]
     info: Any = None  # the MPI_Info of the hints (MPI.INFO_NULL without hints)
-    fsinfo: dict[str, Any] = field(default_factory=dict)
 
 
 _RUN: IORun | None = None
@@ -101,7 +100,7 @@ def start(MPI: types.ModuleType, cfg: RunConfig) -> dict[str, Any]:
         info = MPI.Info.Create()
         for key, value in hints.items():
             info.Set(key, value)
-    _RUN = IORun(files, hints, info, record.get("file_system", {}))
+    _RUN = IORun(files, hints, info)
     if not cfg.keep_files:
         # Every rank removes what it can see (node-local directories included); missing
         # files are fine.
@@ -196,12 +195,10 @@ def collective(comm: Comm, step: Callable[[], Any] | None, what: str) -> None:
     except NoSpace as exc:
         message = str(exc)
     except (OSError, MPI.Exception) as exc:
-        message = f"{what}: {describe(exc)}"
-    messages = comm.allgather(message)
-    bad = [(r, m) for r, m in enumerate(messages) if m]
-    if bad:
-        rank, text = bad[0]
-        raise CollectiveFailure(text if text.endswith("free") else f"{text} (rank {rank})")
+        message = f"{what}: {describe(exc)} (rank {comm.Get_rank()})"
+    failed = [m for m in comm.allgather(message) if m]
+    if failed:
+        raise CollectiveFailure(failed[0])
 
 
 def open_file(group: Comm, fcomm: Comm, path: Path, amode: int, what: str) -> File:
