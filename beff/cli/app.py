@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -17,6 +17,9 @@ from rich.table import Table
 from beff import __version__
 from beff.core import terminal
 from beff.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from beff.results.model import RunRecord
 
 app = typer.Typer(
     name="beff",
@@ -117,6 +120,9 @@ def show(
     if record.attrs.get("status") == "running":
         typer.echo(f"beff: note: {path} is still being written, or its run was killed: "
                    f"showing the {len(record.measurements)} results written so far", err=True)
+    if record.beffio is not None:
+        _show_beffio(record, fmt)
+        return
     summary = beff_summary(record)
     if summary is not None and fmt in (Format.imb, Format.csv):
         from beff.render import beff as report_beff
@@ -138,6 +144,27 @@ def show(
             report_beff.render(summary, record.attrs, console, warnings.of_record(record))
         else:
             report.render_record_rich(record, console)
+
+
+def _show_beffio(record: RunRecord, fmt: Format) -> None:
+    """``beff show`` of a ``beff io`` file: table, json, or the original's .sum layout."""
+    import json
+
+    from beff.render import beffio as report_beffio
+    from beff.render import imb as report
+    from beff.results import warnings
+    from beff.results.beffio import summarize
+
+    assert record.beffio is not None
+    summary = summarize(record.beffio)
+    if fmt is Format.json:
+        sys.stdout.write(json.dumps({"beffio": summary}, indent=2) + "\n")
+    elif fmt in (Format.imb, Format.csv):
+        sys.stdout.write(report_beffio.sum_text(summary))
+    else:
+        console = terminal.console()
+        report.render_header(record, console)
+        report_beffio.render(summary, record.attrs, console, warnings.of_record(record))
 
 
 @app.command()
@@ -290,6 +317,100 @@ def run(
     effbw_job.main(overrides)
 
 
+class IOFormat(str, Enum):
+    table = "table"
+    json = "json"
+    imb = "imb"
+
+
+@app.command("io")
+def io_cmd(
+    directory: Annotated[str | None, typer.Option(
+        "--dir", help="Directory of the scratch files (default: the current directory); "
+        "every run uses names of its own and removes them.")] = None,
+    memory_per_proc: Annotated[str | None, typer.Option(
+        "--memory-per-proc", help="Memory per process (e.g. 512MiB, 2G): Lmax = memory/128, "
+        "2 MiB to 1 GiB. Default: the node's physical memory / ranks on it (--quick: 256MiB)."
+    )] = None,
+    total_memory: Annotated[str | None, typer.Option(
+        "--total-memory", help="Memory of the whole system, for 'data moved = x % of total "
+        "memory' (default: the nodes' physical memory).")] = None,
+    scheduled_time: Annotated[float | None, typer.Option(
+        "-T", "--time", help="Scheduled time in seconds over all partitions (default 600; "
+        "--quick: 2 per partition). Comparable results need T / partitions >= 1800.",
+        show_default=False)] = None,
+    partitions: Annotated[str | None, typer.Option(
+        "-N", "--partitions", help="Partition sizes, e.g. 1,2,4 (default as b_eff_io 2.1: "
+        "{1}, {1,2}, or three sizes up to the job's processes).", show_default=False)] = None,
+    quick: Annotated[bool | None, typer.Option(
+        "--quick", help="A first look: 2 s per partition and Lmax 2 MiB; labelled QUICK "
+        "everywhere.", show_default=False)] = None,
+    rewrite: Annotated[bool | None, typer.Option(
+        "--rewrite", help="Rewrite all five pattern types (default: type 0 only).",
+        show_default=False)] = None,
+    noshared: Annotated[bool | None, typer.Option(
+        "--noshared", help="Type 1 with individual file pointers instead of the shared one "
+        "(the result is NOT VALID).", show_default=False)] = None,
+    nounique: Annotated[bool | None, typer.Option(
+        "--nounique", help="Open files without MPI_MODE_UNIQUE_OPEN.",
+        show_default=False)] = None,
+    keep_files: Annotated[bool | None, typer.Option(
+        "--keep-files", help="Leave the scratch files.", show_default=False)] = None,
+    hint: Annotated[list[str] | None, typer.Option(
+        "--hint", help="MPI-IO hint key=value for MPI_File_open (repeatable).",
+        show_default=False)] = None,
+    hints_file: Annotated[str | None, typer.Option(
+        "--hints", help="File of hints (key=value or 'key value' per line).")] = None,
+    check: Annotated[bool | None, typer.Option(
+        "--check", help="Verify every double read back (always: the stamps of each chunk).",
+        show_default=False)] = None,
+    output: Annotated[str | None, typer.Option("-o", "--output", help="Result file "
+                                               "(default beff-<UTC time>-<random>.h5).")] = None,
+    fmt: Annotated[IOFormat | None, typer.Option(
+        "--format", help="Output: table (default), json, or imb (the original's .sum layout).",
+        show_default=False)] = None,
+    config_file: Annotated[str | None, typer.Option("--config", help="TOML config file.")] = None,
+    progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
+                                                  help="Progress bar on stderr.")] = None,
+    backend: Annotated[Backend | None, typer.Option(
+        "--backend", help="Timed loops: jit (numba), python, or auto (the default).",
+        show_default=False)] = None,
+    force: Annotated[bool | None, typer.Option(
+        "--force", help="Replace the -o file if it exists.", show_default=False)] = None,
+    timeout: Annotated[float | None, typer.Option(
+        "--timeout", help="Abort the whole job after this many seconds.")] = None,
+) -> None:
+    """Under MPI: b_eff_io, the effective I/O bandwidth (`mpiexec -n P beff io --quick`).
+
+    Only the options given here override the config file: defaults, then TOML, then flags.
+    """
+    from beff.core import config, runtime
+    from beff.io import job as io_job
+
+    given: dict[str, object | None] = {
+        "io_dir": directory, "scheduled_time": scheduled_time, "quick": quick,
+        "rewrite": rewrite, "noshared": noshared, "nounique": nounique,
+        "keep_files": keep_files, "hints": hint or None, "hints_file": hints_file,
+        "check": check, "output": output, "format": fmt.value if fmt else None,
+        "config_file": config_file, "progress": progress,
+        "backend": backend.value if backend else None, "force": force, "timeout": timeout,
+    }
+    overrides: dict[str, object] = {k: v for k, v in given.items() if v is not None}
+    overrides.update(argv=sys.argv[1:], suite="beffio")
+    try:
+        for key, text in (("memory_per_proc", memory_per_proc), ("total_memory", total_memory)):
+            if text is not None:
+                overrides[key] = config.parse_size(text, "--" + key.replace("_", "-"))
+        if partitions is not None:
+            overrides["partitions"] = config.parse_int_list(partitions, "-N")
+        for key, value in overrides.items():  # the rules TOML values meet, before MPI starts
+            if key in config.RULES:
+                config.check_value(key, value, "--" + key.replace("_", "-"))
+    except UsageError as exc:
+        runtime.usage_exit(str(exc))
+    io_job.main(overrides)
+
+
 @app.command()
 def info(
     thread_level: Annotated[
@@ -345,6 +466,9 @@ def imb_main(argv: list[str]) -> None:
         sys.stdout.write(IMB_HELP)
         return
     from beff.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from beff.results.model import RunRecord
     from beff.imb import job
     from beff.imb.registry import known_suites
 

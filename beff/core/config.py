@@ -119,10 +119,19 @@ class RunConfig:
     drop_cache: bool = _opt(False, Rule("io", bool))
     hints: list[str] = _opt([], Rule("io", list))
     hints_file: str | None = _opt(None, Rule("io", str, optional=True))
+    # b_eff_io (beff io): total memory (for "% of total memory"), the scheduled time T over
+    # all partitions, the partition sizes, and the original's -rewrite, -noshared, -nounique.
+    total_memory: int | None = _opt(None, Rule("io", int, 1 << 20, 1 << 62, optional=True,
+                                               mib=True))
+    scheduled_time: float | None = _opt(None, Rule("io", float, 1.0, MAX_TIME_S, optional=True))
+    partitions: list[int] = _opt([], Rule("io", list, 1, 1 << 31, item=int))
+    rewrite: bool = _opt(False, Rule("io", bool))
+    noshared: bool = _opt(False, Rule("io", bool))
+    nounique: bool = _opt(False, Rule("io", bool))
     # b_eff (beff run).
-    memory_per_proc: int | None = _opt(None, Rule("b_eff", int, 1 << 20, 1 << 50,
+    memory_per_proc: int | None = _opt(None, Rule("common", int, 1 << 20, 1 << 50,
                                                   optional=True, mib=True))
-    quick: bool = _opt(False, Rule("b_eff", bool))
+    quick: bool = _opt(False, Rule("common", bool))
     time_per_loop: float | None = _opt(None, Rule("b_eff", float, 1e-6, 3600.0, optional=True))
     seed: int | None = _opt(None, Rule("b_eff", int, 0, (1 << 32) - 1, optional=True))
     methods: list[str] = _opt(["sendrecv", "alltoallv", "nonblocking"],
@@ -309,9 +318,9 @@ def load_toml(path: str) -> dict[str, Any]:
             flat[key] = value
         else:
             raise UsageError(f"unknown key(s) in {path}: {key}")
-    if isinstance(flat.get("memory_per_proc"), str):  # sizes may be written as in the flag
-        flat["memory_per_proc"] = parse_size(flat["memory_per_proc"],
-                                             f"memory_per_proc (from {path})")
+    for key in ("memory_per_proc", "total_memory"):  # sizes may be written as in the flag
+        if isinstance(flat.get(key), str):
+            flat[key] = parse_size(flat[key], f"{key} (from {path})")
     return {key: check_value(key, v, f"config:{path}") for key, v in flat.items()}
 
 
@@ -332,6 +341,16 @@ def parse_size(text: str, what: str) -> int:
     if unit not in SIZE_UNITS or value < 0 or not math.isfinite(value):
         raise UsageError(f"{what}: not a size: {text!r} (e.g. 512MiB, 2G, 1048576)")
     return int(value * SIZE_UNITS[unit])
+
+
+def parse_int_list(text: str, what: str) -> list[int]:
+    """Parse ``1,2,4`` (UsageError for anything else)."""
+    try:
+        values = [int(t) for t in text.split(",")]
+    except ValueError:
+        raise UsageError(f"{what}: expected comma-separated whole numbers, got {text!r}") \
+            from None
+    return values
 
 
 def read_lines(path: str, what: str) -> list[str]:

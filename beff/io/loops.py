@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from beff.core.capi import F32Array, I64Array, helper, loop
+from beff.core.capi import F32Array, F64Array, I64Array, U8Array, compile_only, helper, loop
 
 C: Any = None  # the C bindings, substituted by the backend
 
@@ -183,6 +183,139 @@ def open_close_loop(n: int, comm: int, name: int, amode: int, info: int, fh: I64
     return C.Wtime() - t0, err
 
 
+# b_eff_io's per-pattern timing parts (:func:`beffio_pattern`'s ``out``).
+PARTS = ("t_pat", "barrier", "bcast", "sync", "last_io", "last_barrier_bcast")
+NPARTS = len(PARTS)
+OUT_REPS, OUT_ERRORS, OUT_DEFECTS = NPARTS, NPARTS + 1, NPARTS + 2
+
+
+@helper
+def stamp(r: int, i: int, p: int, a: int) -> float:
+    """b_eff_io's stamp of a chunk's first element (its last one gets +5)."""
+    return 1e7 * r + 1000.0 * i + 10.0 * p + a + 1
+
+
+@loop
+def beffio_pattern(a: int, rw: int, pos: int, coll: int, fh: int, comm: int, wbuf: F64Array,
+                   rbuf: F64Array, L: int, l: int,  # noqa: E741 - the original's names
+                   p: int, r_max: int, tp: float, timed: int,
+                   a_old: int, check: int, corrupt: int, view: int, disp: int, etype: int,
+                   ftype: int, datarep: int, info: int, st: int, flag: U8Array, byte: int,
+                   out: F64Array) -> int:
+    """One b_eff_io pattern, timed as the original: MPI_Barrier, start the clock, set the view
+    (``view``), then calls of ``L`` doubles in chunks of ``l``: writes stamp each chunk's
+    first and last double, reads compare them (``a_old``: the access that wrote them) and
+    with ``check`` every other double too. Time-driven (``timed``, types 0-2 writing): after
+    each call MPI_Barrier, and rank 0 decides whether one more fits into ``tp`` seconds and
+    broadcasts it; otherwise exactly ``r_max`` calls. Writes end with MPI_Barrier and
+    MPI_File_sync; then MPI_Barrier and stop the clock. ``out`` receives the parts (PARTS),
+    the repetitions, stamp errors and check defects; returns the first MPI error."""
+    err = C.Barrier(comm)
+    t_pat = -C.Wtime()
+    t_barrier = 0.0
+    t_bcast = 0.0
+    t_sync = 0.0
+    t_last_io = 0.0
+    t_lbb = 0.0
+    errors = 0
+    defects = 0
+    if view:
+        err = C.first_error(err, C.File_set_view(fh, disp, etype, ftype, datarep, info))
+    wp = wbuf.ctypes.data
+    rp = rbuf.ctypes.data
+    step = max(l, 1)
+    r = 0
+    conti = 1
+    while True:
+        t_last_io = -C.Wtime()
+        if rw == WRITE:
+            for i in range(0, L, step):
+                wbuf[i] = C.stamp(r, i, p, a)
+                wbuf[i + l - 1] = C.stamp(r, i, p, a) + 5
+            if corrupt and l > 2:
+                wbuf[1] = 0.5  # the test hook's defect: not a stamp, so only --check sees it
+            rc = C.io_call(WRITE, pos, coll, fh, 0, wp, L, etype, st)
+            if corrupt and l > 2:
+                wbuf[1] = -2.0
+        else:
+            rc = C.io_call(READ, pos, coll, fh, 0, rp, L, etype, st)
+            for i in range(0, L, step):
+                if rbuf[i] != C.stamp(r, i, p, a_old) or rbuf[i + l - 1] != C.stamp(
+                        r, i, p, a_old) + 5:
+                    errors += 1
+            if check:
+                for j in range(L):
+                    k = j % step
+                    if k != 0 and k != l - 1 and rbuf[j] != -2.0 * j:
+                        defects += 1
+        err = C.first_error(err, rc)
+        r += 1
+        t = C.Wtime()
+        t_last_io += t
+        t_lbb = -t
+        if timed:
+            t_barrier -= t
+            err = C.first_error(err, C.Barrier(comm))
+            t = C.Wtime()
+            t_barrier += t
+            t_bcast -= t
+            flag[0] = 1 if (t + t_pat) * (r + 1) / r <= tp else 0  # rank 0's decides
+            err = C.first_error(err, C.Bcast(flag.ctypes.data, 1, byte, 0, comm))
+            t = C.Wtime()
+            t_bcast += t
+            conti = flag[0]
+        t_lbb += t
+        if (timed and conti == 0) or (not timed and r >= r_max):
+            break
+    if rw == WRITE:
+        t_barrier -= C.Wtime()
+        err = C.first_error(err, C.Barrier(comm))
+        t = C.Wtime()
+        t_barrier += t
+        t_sync -= t
+        err = C.first_error(err, C.File_sync(fh))
+        t_sync += C.Wtime()
+    t_barrier -= C.Wtime()
+    err = C.first_error(err, C.Barrier(comm))
+    t = C.Wtime()
+    t_barrier += t
+    t_pat += t
+    if rw == WRITE:  # the buffer's plain content back, for the next pattern's --check
+        for i in range(0, L, step):
+            wbuf[i] = -2.0 * i
+            wbuf[i + l - 1] = -2.0 * (i + l - 1)
+    out[0] = t_pat
+    out[1] = t_barrier
+    out[2] = t_bcast
+    out[3] = t_sync
+    out[4] = t_last_io
+    out[5] = t_lbb
+    out[OUT_REPS] = r
+    out[OUT_ERRORS] = errors
+    out[OUT_DEFECTS] = defects
+    return err
+
+
+@loop
+def beffio_open(comm: int, fcomm: int, name: int, amode: int, info: int,
+                fh: I64Array) -> tuple[float, int]:
+    """MPI_File_open between two barriers of the partition, timed (b_eff_io's t_op)."""
+    err = C.Barrier(comm)
+    t = -C.Wtime()
+    err = C.first_error(err, C.File_open(fcomm, name, amode, info, fh.ctypes.data))
+    err = C.first_error(err, C.Barrier(comm))
+    return t + C.Wtime(), err
+
+
+@loop
+def beffio_close(comm: int, fh: I64Array) -> tuple[float, int]:
+    """MPI_File_close and a barrier of the partition, timed (b_eff_io's t_cl)."""
+    t = -C.Wtime()
+    err = C.File_close(fh.ctypes.data)
+    err = C.first_error(err, C.Barrier(comm))
+    return t + C.Wtime(), err
+
+
 def precompile() -> None:
     """Compile (or load from the cache) every loop now, with zero iterations and no MPI call,
     so that compiling is not charged to the first benchmark's -time budget."""
@@ -190,3 +323,8 @@ def precompile() -> None:
     io_loop(0, READ, INDV, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
     overlap_loop(0, READ, INDV, 1, 0, work, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0)
     open_close_loop(0, 0, 0, 0, 0, np.zeros(1, np.int64), 0, 0, 0)
+
+
+def precompile_beffio() -> None:
+    """The same for b_eff_io's loops (they cannot run without MPI calls: compile only)."""
+    compile_only(beffio_pattern, beffio_open, beffio_close)

@@ -1,3 +1,4 @@
+# ruff: noqa: E741 - l and L are the original's names for the chunk and call sizes
 """b_eff_io's 43 patterns, partition sizes and time schedule (b_eff_io.c 2.1, no MPI here).
 
 A pattern writes (or reads) ``L`` bytes per process per call, in contiguous chunks of ``l``
@@ -75,14 +76,14 @@ class Sizes:
     """Bytes per process: ``l[p]`` on disk per chunk, ``L[p]`` per call (before the fill-up
     chunks of types 3 and 4 are known, which :func:`segment` adds)."""
 
-    l: list[int]  # noqa: E741 - the original's name
+    l: list[int]
     L: list[int]
 
 
 def sizes(lmax: int) -> Sizes:
     ls, Ls = [], []
     for _, l, L, *_ in PATTERNS:
-        l = lmax if l == LMAX else (0 if l == FILL else l)  # noqa: E741
+        l = lmax if l == LMAX else (0 if l == FILL else l)
         ls.append(l)
         Ls.append(l if L == SAME else L)
     return Sizes(ls, Ls)

@@ -42,6 +42,7 @@ class IORun:
     files: fs.RunFiles
     hints: dict[str, str]
     info: Any = None  # the MPI_Info of the hints (MPI.INFO_NULL without hints)
+    keep: bool = False  # --keep-files
 
 
 _RUN: IORun | None = None
@@ -67,11 +68,12 @@ def validate(cfg: RunConfig) -> Path:
     return directory
 
 
-def start(MPI: types.ModuleType, cfg: RunConfig) -> dict[str, Any]:
+def start(MPI: types.ModuleType, cfg: RunConfig,
+          precompile: Callable[[], None] = loops.precompile) -> dict[str, Any]:
     """Collective: set up this run's files and hints; rank 0 returns what the result file
     records about the file system (``io`` attribute), the others an empty dict."""
     global _RUN
-    loops.precompile()
+    precompile()
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
     record: dict[str, Any] = {}
@@ -100,7 +102,7 @@ def start(MPI: types.ModuleType, cfg: RunConfig) -> dict[str, Any]:
         info = MPI.Info.Create()
         for key, value in hints.items():
             info.Set(key, value)
-    _RUN = IORun(files, hints, info)
+    _RUN = IORun(files, hints, info, cfg.keep_files)
     if not cfg.keep_files:
         # Every rank removes what it can see (node-local directories included); missing
         # files are fine.
@@ -121,6 +123,10 @@ def remove_files() -> None:
 def info() -> Info:
     assert _RUN is not None
     return _RUN.info  # type: ignore[no-any-return]
+
+
+def keeps_files() -> bool:
+    return _RUN is not None and _RUN.keep
 
 
 def hints() -> dict[str, str]:
@@ -214,11 +220,16 @@ def open_file(group: Comm, fcomm: Comm, path: Path, amode: int, what: str) -> Fi
 def agree(ctx: Ctx, err: int, what: str) -> None:
     """After a compiled loop: if any rank's MPI call failed, every rank raises one
     CollectiveFailure naming the first failing rank and the MPI error (disk full plainly)."""
-    codes = ctx.comm.allgather(int(err))
+    agree_on(ctx.comm, err, what)
+
+
+def agree_on(comm: Comm, err: int, what: str) -> None:
+    """:func:`agree` over ``comm``."""
+    codes = comm.allgather(int(err))
     bad = [(r, c) for r, c in enumerate(codes) if c]
     if not bad:
         return
-    MPI = ctx.MPI
+    MPI = _mpi.mpi()
     rank, code = bad[0]
     try:
         cls = MPI.Get_error_class(code)

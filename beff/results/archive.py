@@ -13,6 +13,7 @@ import secrets
 import shutil
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import numpy as np
 
 from beff.core.errors import BeffError
 from beff.results import stats
+from beff.results.beffio import BeffIORecord
 from beff.results.effbw import BeffRecord
 from beff.results.model import Measurement, RunRecord
 
@@ -28,7 +30,8 @@ from beff.results.model import Measurement, RunRecord
 #   1: IMB results per benchmark and process count; b_eff's figures as a JSON attribute.
 #   2: modes, declared columns, further metrics and per-size preparation per measurement;
 #      /beff holds typed data only, and b_eff's figures are derived on reading.
-SCHEMA_VERSION = 2
+#   3: /beffio, b_eff_io's record (``beff io``), typed data only like /beff.
+SCHEMA_VERSION = 3
 FORMAT_NAME = "beff-results"
 # Root attributes stored as JSON text.
 JSON_ATTRS = ("command_line", "config", "config_sources", "versions", "mpi", "host", "env",
@@ -140,13 +143,15 @@ class ResultFile:
             write_measurement(f.require_group("results"), m, self.count)
         self.count += 1
 
-    def add_beff(self, rec: BeffRecord) -> None:
-        """Write (or rewrite, after each repetition) the /beff group of a ``beff run``."""
+    def add_beff(self, rec: BeffRecord | BeffIORecord) -> None:
+        """Write (or rewrite, after each repetition or phase) the /beff group of a ``beff run``
+        or the /beffio group of a ``beff io``."""
         size = sum(v.nbytes for v in vars(rec).values() if isinstance(v, np.ndarray))
+        layout = BEFFIO if isinstance(rec, BeffIORecord) else BEFF
         with self._update(size + FILE_OVERHEAD_BYTES) as f:
-            if "beff" in f:
-                del f["beff"]
-            write_beff(f.create_group("beff"), rec)
+            if layout.group in f:
+                del f[layout.group]
+            write_record(f.create_group(layout.group), rec, layout)
 
     def finish(self, status: str) -> None:
         self.set_attrs(status=status,
@@ -213,68 +218,128 @@ def write_measurement(results: h5py.Group, m: Measurement, order: int) -> None:
                  f"per size and rank: {name}, recorded by the kernel's per-size preparation")
 
 
-# /beff: scalar inputs as attributes, per-method and per-pattern names as string datasets,
-# arrays as datasets with units and a description. Derived figures are not stored.
-BEFF_SCALARS = ("nprocs", "memory_per_proc", "memory_source", "lmax", "seed", "repetitions",
-                "repetitions_done", "time_per_loop", "short", "hugepages", "pingpong_index",
-                "runtime_s")
-BEFF_NAMES = {
-    "methods": "method names, in measuring order",
-    "method_labels": "method labels of b_eff 3.6's tables",
-    "labels": "pattern labels",
-    "kinds": "pattern kind: ring, random or info",
-    "uname": "sysname, nodename, release, version, machine of rank 0",
-}
-BEFF_ARRAYS: dict[str, tuple[str, str]] = {
-    "official": ("1", "per method: 1 if it enters b_eff"),
-    "lengths": ("B", "message lengths L"),
-    "bw_min": ("B/s", "[rep, L, pattern, method] min over ranks of L*looplng*sr_count/time"),
-    "bw_avg": ("B/s", "[rep, L, pattern, method] mean over participating ranks"),
-    "bw_max": ("B/s", "[rep, L, pattern, method] max over ranks"),
-    "scale": ("1", "[pattern] all_msg_cnt / sr_count of rank 0"),
-    "all_msg_cnt": ("1", "[pattern] messages per iteration over all ranks"),
-    "sr_count": ("1", "[pattern] messages rank 0 sends per iteration"),
-    "participate_cnt": ("1", "[pattern] participating ranks"),
-    "looplng": ("1", "[rep, L, method] iterations per loop"),
-    "loop_time": ("s", "[rep, L, method] rank 0's loop time summed over patterns"),
-    "loop_min": ("s", "[rep, L, method] rank 0's shortest pattern loop"),
-    "loop_max": ("s", "[rep, L, method] rank 0's longest pattern loop"),
-    "shortened": ("1", "[rep] the 60-second rule shortened the two largest lengths"),
-    "best_method": ("1", "[rep, pattern] method used at the shortened lengths (-1: all)"),
-    "cross_node": ("1", "[pattern, 2] messages per iteration over all ranks, and those "
-                   "crossing nodes"),
-    "dims2": ("1", "2-d process grid"),
-    "dims3": ("1", "3-d process grid"),
-    "random_perm": ("1", "[random pattern, rank] the random permutations"),
-}
+# /beff and /beffio: scalar inputs as attributes, lists of names as string datasets, arrays
+# as datasets with units and a description, dicts as JSON attributes. Derived figures are not
+# stored.
+@dataclass(frozen=True)
+class Layout:
+    group: str
+    cls: type
+    scalars: tuple[str, ...]
+    names: dict[str, str]
+    arrays: dict[str, tuple[str, str]]
+    bools: tuple[str, ...] = ()
+    int_lists: tuple[str, ...] = ()
+    json: tuple[str, ...] = ()
 
 
-def write_beff(g: h5py.Group, rec: BeffRecord) -> None:
-    for key in BEFF_SCALARS:
+BEFF = Layout(
+    group="beff", cls=BeffRecord,
+    scalars=("nprocs", "memory_per_proc", "memory_source", "lmax", "seed", "repetitions",
+             "repetitions_done", "time_per_loop", "short", "hugepages", "pingpong_index",
+             "runtime_s"),
+    names={
+        "methods": "method names, in measuring order",
+        "method_labels": "method labels of b_eff 3.6's tables",
+        "labels": "pattern labels",
+        "kinds": "pattern kind: ring, random or info",
+        "uname": "sysname, nodename, release, version, machine of rank 0",
+    },
+    arrays={
+        "official": ("1", "per method: 1 if it enters b_eff"),
+        "lengths": ("B", "message lengths L"),
+        "bw_min": ("B/s", "[rep, L, pattern, method] min over ranks of L*looplng*sr_count/time"),
+        "bw_avg": ("B/s", "[rep, L, pattern, method] mean over participating ranks"),
+        "bw_max": ("B/s", "[rep, L, pattern, method] max over ranks"),
+        "scale": ("1", "[pattern] all_msg_cnt / sr_count of rank 0"),
+        "all_msg_cnt": ("1", "[pattern] messages per iteration over all ranks"),
+        "sr_count": ("1", "[pattern] messages rank 0 sends per iteration"),
+        "participate_cnt": ("1", "[pattern] participating ranks"),
+        "looplng": ("1", "[rep, L, method] iterations per loop"),
+        "loop_time": ("s", "[rep, L, method] rank 0's loop time summed over patterns"),
+        "loop_min": ("s", "[rep, L, method] rank 0's shortest pattern loop"),
+        "loop_max": ("s", "[rep, L, method] rank 0's longest pattern loop"),
+        "shortened": ("1", "[rep] the 60-second rule shortened the two largest lengths"),
+        "best_method": ("1", "[rep, pattern] method used at the shortened lengths (-1: all)"),
+        "cross_node": ("1", "[pattern, 2] messages per iteration over all ranks, and those "
+                       "crossing nodes"),
+        "dims2": ("1", "2-d process grid"),
+        "dims3": ("1", "3-d process grid"),
+        "random_perm": ("1", "[random pattern, rank] the random permutations"),
+    },
+    bools=("short", "hugepages"), int_lists=("dims2", "dims3"),
+)
+
+BEFFIO = Layout(
+    group="beffio", cls=BeffIORecord,
+    scalars=("nprocs", "memory_per_proc", "memory_source", "total_memory",
+             "total_memory_source", "lmax", "scheduled_time", "quick", "rewrite_all", "shared",
+             "unique", "checked", "runtime_s", "failure"),
+    names={"uname": "sysname, nodename, release, version, machine of rank 0"},
+    arrays={
+        "partitions": ("1", "[partition] processes doing I/O"),
+        "chunk": ("B", "[partition, pattern] l: contiguous bytes per process on disk"),
+        "call": ("B", "[partition, pattern] L: bytes per process per call"),
+        "weight": ("1", "[pattern] U: share of the scheduled time"),
+        "ptype": ("1", "[pattern] type: 0 scatter, 1 shared, 2 separated, 3 segmented, "
+                  "4 seg_coll"),
+        "row": ("1", "[pattern] row of the summary table (1..7; 0 none; 8 shown apart)"),
+        "segment": ("B", "[partition] per-process segment of types 3 and 4"),
+        "repetitions": ("1", "[access, partition, pattern] calls per process (-1: not run)"),
+        "t_pattern": ("s", "[access, partition, pattern] rank 0's pattern time (barrier to "
+                      "barrier)"),
+        "parts": ("s", "[access, partition, pattern, rank, part] per-rank parts: t_pat, "
+                  "barrier, bcast, sync, last_io, last_barrier_bcast (NaN: not a member)"),
+        "t_open": ("s", "[access, partition, type] rank 0's open, between two barriers"),
+        "t_close": ("s", "[access, partition, type] rank 0's close and barrier"),
+        "errors": ("1", "[access, partition, pattern] stamp mismatches over ranks"),
+        "defects": ("1", "[access, partition, pattern] --check: doubles read back wrong"),
+        "done": ("1", "[access, partition] 1 when the phase completed"),
+    },
+    bools=("quick", "rewrite_all", "shared", "unique", "checked"), json=("hints_used",),
+)
+
+
+def write_record(g: h5py.Group, rec: Any, layout: Layout) -> None:
+    for key in layout.scalars:
         g.attrs[key] = getattr(rec, key)
-    for key, what in BEFF_NAMES.items():
+    for key in layout.json:
+        g.attrs[key] = json.dumps(getattr(rec, key), sort_keys=True)
+    for key, what in layout.names.items():
         d = g.create_dataset(key, data=np.array(getattr(rec, key), dtype=object), dtype=_STR)
         d.attrs["units"] = ""
         d.attrs["description"] = what
-    for key, (units, what) in BEFF_ARRAYS.items():
+    for key, (units, what) in layout.arrays.items():
         value = getattr(rec, key)
         if value is not None:
             _dataset(g, key, np.asarray(value, dtype=np.int64) if key == "official" else
                      np.asarray(value), units, what)
 
 
-def read_beff(g: h5py.Group) -> BeffRecord:
-    kwargs: dict[str, Any] = {k: _decode(g.attrs[k]) for k in BEFF_SCALARS}
-    for key in BEFF_NAMES:
+def read_record(g: h5py.Group, layout: Layout) -> Any:
+    kwargs: dict[str, Any] = {k: _decode(g.attrs[k]) for k in layout.scalars}
+    for key in layout.json:
+        kwargs[key] = json.loads(_decode(g.attrs[key]))
+    for key in layout.names:
         kwargs[key] = [_decode(v) for v in g[key][()]]
-    for key in BEFF_ARRAYS:
+    for key in layout.arrays:
         kwargs[key] = g[key][()] if key in g else None
-    kwargs["official"] = [bool(x) for x in kwargs["official"]]
-    for key in ("dims2", "dims3"):
-        kwargs[key] = [int(x) for x in kwargs[key]]
-    for key in ("short", "hugepages"):
+    for key in layout.bools:
         kwargs[key] = bool(kwargs[key])
-    return BeffRecord(**kwargs)
+    for key in layout.int_lists:
+        kwargs[key] = [int(x) for x in kwargs[key]]
+    if "official" in kwargs:
+        kwargs["official"] = [bool(x) for x in kwargs["official"]]
+    return layout.cls(**kwargs)
+
+
+def write_beff(g: h5py.Group, rec: BeffRecord) -> None:
+    write_record(g, rec, BEFF)
+
+
+def read_beff(g: h5py.Group) -> BeffRecord:
+    rec: BeffRecord = read_record(g, BEFF)
+    return rec
 
 
 def read_measurement(g: h5py.Group) -> Measurement:
@@ -352,6 +417,8 @@ def load(path: str | Path) -> RunRecord:
             f["results"].visititems(visit)
         record = RunRecord(attrs=attrs, ranks=ranks,
                            measurements=[m for _, m in sorted(found, key=lambda t: t[0])])
+        if "beffio" in f:
+            record.beffio = read_record(f["beffio"], BEFFIO)
         if "beff" in f and version >= 2:
             record.beff = read_beff(f["beff"])
         elif "beff" in f and "summary" in f["beff"].attrs:

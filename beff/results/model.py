@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    from beff.results.beffio import BeffIORecord
     from beff.results.effbw import BeffRecord
 
 # Status of one message size.
@@ -114,4 +115,5 @@ class RunRecord:
     measurements: list[Measurement] = field(default_factory=list)
     ranks: list[dict[str, Any]] = field(default_factory=list)
     beff: BeffRecord | None = None
+    beffio: BeffIORecord | None = None
     beff_v1_summary: dict[str, Any] | None = None  # schema 1 files: stored figures

@@ -1,0 +1,137 @@
+"""Render b_eff_io's summary (beff.results.beffio.summarize): rich tables shaped like the
+original's ``.sum``, the same as text (``--format imb``), and the final line verbatim."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from beff.io.reduce import ACCESSES, TYPES
+
+MIB = 1 << 20
+TYPE_HEADS = ("scatter", "shared", "separate", "segmened", "seg-coll")  # the original's
+ROWS = ("1024", "1032", "32768", "32776", "1048576", "1048584", "Lmax")
+
+
+def _cell(v: float | None) -> str:
+    return "-" if v is None else f"{v:,.3f}"
+
+
+def _label(summary: dict[str, Any]) -> str:
+    return "b_eff_io QUICK (a first look, not comparable)" if summary["mode"] == "quick" \
+        else "b_eff_io"
+
+
+def render(summary: dict[str, Any], attrs: dict[str, Any], console: Console,
+           warnings: list[str] | None = None) -> None:
+    """Rich tables per partition, then the maximum and the original's final line."""
+    console.print(f"[bold]{_label(summary)}[/bold] on {summary['nprocs']} processes, "
+                  f"partitions {', '.join(map(str, summary['partitions']))}")
+    console.print(
+        f"memory per process {summary['memory_per_proc_bytes'] / MIB:,.0f} MiB "
+        f"({summary['memory_per_proc_source']}), Lmax {summary['lmax_bytes'] / MIB:,.3f} MiB, "
+        f"total memory {summary['total_memory_bytes'] / MIB:,.0f} MiB "
+        f"({summary['total_memory_source']})")
+    console.print(
+        f"scheduled time T = {summary['scheduled_time_s']:g} s "
+        f"({summary['scheduled_time_per_partition_s']:g} s per partition; comparable results "
+        f"need {summary['validity_time_s'] / 60:.0f} min per partition)"
+        + (", rewrite of all types" if summary["rewrite_all"] else ""))
+    for w in warnings or []:
+        console.print(f"[bold yellow]warning:[/bold yellow] {w}")
+    for part in summary["per_partition"]:
+        _partition(part, summary, console)
+    if summary.get("failure"):
+        console.print(f"[bold red]run ended early:[/bold red] {summary['failure']}")
+    console.print()
+    console.print(summary["final_line"], markup=False, highlight=False, soft_wrap=True)
+
+
+def _partition(part: dict[str, Any], summary: dict[str, Any], console: Console) -> None:
+    n = part["nprocs"]
+    t = Table(title=f"{_label(summary)}: {n} process{'es' if n != 1 else ''} [MB/s, 10^6 B/s]",
+              show_edge=False)
+    t.add_column("chunk l [B]", justify="right")
+    t.add_column("access")
+    for name in TYPE_HEADS:
+        t.add_column(name, justify="right", no_wrap=True, min_width=9)
+    lmax = f"{summary['lmax_bytes']:,}"
+    for access in ACCESSES:
+        cells = part["patterns_MBps"][access]
+        for row in ROWS:
+            key = row
+            t.add_row(lmax if row == "Lmax" else f"{int(row):,}", access,
+                      *(_cell(cells.get(tn, {}).get(key)) if tn in cells else "-"
+                        for tn in TYPES))
+        totals = part["type_MBps"][access]
+        t.add_row("total", access, *(_cell(totals.get(tn)) for tn in TYPES),
+                  end_section=True, style="bold")
+    console.print(t)
+    pat2 = [part["patterns_MBps"][a].get("scatter", {}).get("2MiB_per_call") for a in ACCESSES]
+    console.print("scatter with l = 1 MiB, L = 2 MiB (not in the table): "
+                  + ", ".join(f"{_cell(v)} {a}" for v, a in zip(pat2, ACCESSES, strict=True)))
+    if not part["complete"]:
+        console.print("[yellow]this partition did not complete[/yellow]")
+        return
+    for access in ACCESSES:
+        console.print(f"weighted average bandwidth for {access:<7} : "
+                      f"{part[f'{access}_MBps']:,.3f} MB/s (type 0 weighted double)")
+    pct = part["percent_of_total_memory"]
+    console.print(f"data per access method: {part['bytes_per_access'] / MIB:,.3f} MiB"
+                  + (f" = {pct:.1f} % of the total memory" if pct is not None else ""))
+    console.print(f"[bold]b_eff_io of these measurements = {part['b_eff_io_MBps']:,.3f} MB/s "
+                  f"on {n} processes[/bold]")
+    crit = part["criteria"]
+    verdict = "VALID" if part["valid"] else "NOT VALID"
+    console.print(f"{verdict} for comparison of different systems"
+                  + ("" if part["valid"] else
+                     f" (scheduled time >= 30 min per partition: "
+                     f"{'yes' if crit['scheduled_time'] else 'no'}; shared file pointers: "
+                     f"{'yes' if crit['shared_file_pointer'] else 'no'}; errors: "
+                     f"{part['errors']})"))
+    if part.get("defects"):
+        console.print(f"[bold red]--check: {part['defects']:,} doubles read back wrong"
+                      "[/bold red]")
+
+
+def sum_text(summary: dict[str, Any]) -> str:
+    """The original's ``.sum`` layout: per partition the table and the figures, then the
+    maximum and the final line."""
+    out: list[str] = []
+    mb = summary["memory_per_proc_bytes"] // MIB
+    lmax = summary["lmax_bytes"]
+    for part in summary["per_partition"]:
+        n = part["nprocs"]
+        out += [f"\nSummary of file I/O bandwidth accumulated on {n:3d} processes with "
+                f"{mb:4d} MByte/PE",
+                "-" * 77 + "\n",
+                " number pos chunk-   access   type=0   type=1   type=2   type=3   type=4",
+                " of PEs     size (l) methode scatter  shared  separate segmened seg-coll",
+                "            [bytes]  methode  [MB/s]   [MB/s]   [MB/s]   [MB/s]   [MB/s]",
+                " " + "-" * 71 + "\n"]
+        for access in ACCESSES:
+            cells = part["patterns_MBps"][access]
+            for pos, row in enumerate(ROWS, start=1):
+                size = lmax if row == "Lmax" else int(row)
+                vals = "".join(
+                    f" {v:8.3f}" if (v := cells.get(tn, {}).get(row)) is not None
+                    else "        -" for tn in TYPES)
+                out.append(f"{n:4d} PEs {pos:1d} {size:8d} {access:<7}{vals}")
+            totals = part["type_MBps"][access]
+            vals = "".join(f" {v:8.3f}" if (v := totals.get(tn)) is not None else "        -"
+                           for tn in TYPES)
+            out.append(f"{n:4d} PEs      total-{access:<7}{vals}\n")
+        if part["complete"]:
+            for access in ACCESSES:
+                out.append(f"weighted average bandwidth for {access:<7} : "
+                           f"{part[f'{access}_MBps']:8.3f} MB/s on {n} processes")
+            out.append("(type=0 is weighted double)")
+            out.append(f"\nb_eff_io of these measurements = {part['b_eff_io_MBps']:8.3f} MB/s "
+                       f"on {n} processes with {mb:3d} MByte/PE and scheduled time="
+                       f"{summary['scheduled_time_per_partition_s'] / 60:3.1f} min\n")
+            out.append(f"{'VALID' if part['valid'] else 'NOT VALID'} for comparison of "
+                       "different systems")
+    out += ["\nMaximum over all number of PEs", "-" * 30 + "\n", "", summary["final_line"]]
+    return "\n".join(out) + "\n"
