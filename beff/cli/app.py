@@ -403,9 +403,11 @@ def io_cmd(
                 overrides[key] = config.parse_size(text, "--" + key.replace("_", "-"))
         if partitions is not None:
             overrides["partitions"] = config.parse_int_list(partitions, "-N")
+        flags = {"scheduled_time": "-T", "io_dir": "--dir", "partitions": "-N",
+                 "hints": "--hint", "hints_file": "--hints"}
         for key, value in overrides.items():  # the rules TOML values meet, before MPI starts
             if key in config.RULES:
-                config.check_value(key, value, "--" + key.replace("_", "-"))
+                config.check_value(key, value, flags.get(key, "--" + key.replace("_", "-")))
     except UsageError as exc:
         runtime.usage_exit(str(exc))
     io_job.main(overrides)

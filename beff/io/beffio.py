@@ -173,6 +173,7 @@ class BeffIO:
         self.fh = np.zeros(1, dtype=np.int64)
         self.datarep = np.frombuffer(b"native\0", dtype=np.uint8).copy()
         self.corrupt = int(os.environ.get("BEFF_TEST_CORRUPT") == "1" and self.rank == 0)
+        self.partial: PhaseResult | None = None
 
     def phases(self) -> list[tuple[int, int]]:
         return [(a, i) for a in (WRITE, REWRITE, READ) for i in range(len(self.plan.partitions))]
@@ -191,11 +192,12 @@ class BeffIO:
             member = self.rank < n
             comm = self.world.Split(1 if member else 2, 0)
             failure, result = "", None
+            self.partial = None
             try:
                 if member:
                     result = self.phase(a, i, n, comm)
             except CollectiveFailure as exc:
-                failure = str(exc)
+                failure, result = str(exc), self.partial
             finally:
                 comm.Free()
             failures = [f for f in self.world.allgather(failure) if f]
@@ -212,6 +214,8 @@ class BeffIO:
         """Rank 0: one phase's results into the record (rank 0's clock for the figures)."""
         rec = self.record
         assert rec is not None
+        if not results:
+            return
         first = results[0]
         rec.repetitions[a, i] = first.reps
         rec.t_pattern[a, i] = first.out[:, 0]
@@ -229,58 +233,68 @@ class BeffIO:
         return [p for p, q in enumerate(plan.PATTERNS) if q[0] in self.types_of(a)]
 
     def phase(self, a: int, i: int, n: int, comm: Comm) -> PhaseResult:
-        """Access method ``a`` at partition ``i`` (n processes) on this member rank."""
-        MPI = self.MPI
+        """Access method ``a`` at partition ``i`` (n processes) on this member rank; what it
+        measured before a failure stays in ``self.partial``."""
         N = plan.NPATTERNS
-        out = np.full((N, loops.OUT_DEFECTS + 1), np.nan)
-        reps = np.full(N, -1, dtype=np.int64)
-        t_open = np.full(len(TYPES), np.nan)
-        t_close = np.full(len(TYPES), np.nan)
-        hints: dict[str, dict[str, str]] = {}
-        me = comm.Get_rank()
+        res = self.partial = PhaseResult(
+            reps=np.full(N, -1, dtype=np.int64),
+            out=np.full((N, loops.OUT_DEFECTS + 1), np.nan),
+            t_open=np.full(len(TYPES), np.nan), t_close=np.full(len(TYPES), np.nan),
+            chunk=self.chunk[i], call=self.call[i], segment=0, hints={})
         for t in self.types_of(a):
             if a == WRITE and t == 3:
                 derived, seg = plan.derived_repetitions(list(self.reps[i]), self.sizes)
                 self.reps[i] = derived
                 full = plan.with_fill(self.sizes, seg, derived)
                 self.chunk[i], self.call[i], self.segment[i] = full.l, full.L, seg
-            first = plan.TYPE_START[t]
-            pats = [p for p, q in enumerate(plan.PATTERNS) if q[0] == t]
+            res.segment = int(self.segment[i])
             if a == WRITE:
+                first = plan.TYPE_START[t]
                 need = int(self.segment[i]) * n if t >= 3 else int(self.call[i, first + 1]) * n
                 run.collective(comm, functools.partial(run.check_space,
                                                        f"b_eff_io {TYPES[t]}", need),
                                "space check")
-            name = f"i{i:02d}_{n:03d}_{t}" + (f"-{me:03d}" if t == 2 else "")
-            path = run.current().path(name)
-            cname = np.frombuffer(str(path).encode() + b"\0", dtype=np.uint8).copy()
-            amode = (MPI.MODE_CREATE | MPI.MODE_RDWR if a == WRITE else
-                     MPI.MODE_RDWR if a == REWRITE else MPI.MODE_RDONLY |
-                     (0 if run.keeps_files() else MPI.MODE_DELETE_ON_CLOSE))
-            if self.plan.unique:
-                amode |= MPI.MODE_UNIQUE_OPEN
-            fcomm = MPI.COMM_SELF if t == 2 else comm
-            seconds, err = loops.beffio_open(capi.handle(comm), capi.handle(fcomm),
-                                             int(cname.ctypes.data), amode,
-                                             capi.handle(run.info()), self.fh)
-            run.agree_on(comm, err, f"b_eff_io {TYPES[t]}: MPI_File_open {path.name}")
-            t_open[t] = seconds
-            fh = int(self.fh[0])
-            if me == 0:
-                hints[f"{ACCESS_NAMES[a]}/n{n}/{TYPES[t]}"] = run.hints_of(
-                    MPI.File.fromhandle(fh))
-            disp = 0
-            for p in pats:
-                self.pattern(a, i, n, t, p, comm, fh, disp, out, reps)
+            self.one_type(a, i, n, t, comm, res)
+        return res
+
+    def one_type(self, a: int, i: int, n: int, t: int, comm: Comm, res: PhaseResult) -> None:
+        """Open the type's file, run its patterns, close it (also after a failure)."""
+        MPI = self.MPI
+        me = comm.Get_rank()
+        name = f"i{i:02d}_{n:03d}_{t}" + (f"-{me:03d}" if t == 2 else "")
+        path = run.current().path(name)
+        cname = np.frombuffer(str(path).encode() + b"\0", dtype=np.uint8).copy()
+        amode = (MPI.MODE_CREATE | MPI.MODE_RDWR if a == WRITE else
+                 MPI.MODE_RDWR if a == REWRITE else MPI.MODE_RDONLY |
+                 (0 if run.keeps_files() else MPI.MODE_DELETE_ON_CLOSE))
+        if self.plan.unique:
+            amode |= MPI.MODE_UNIQUE_OPEN
+        fcomm = MPI.COMM_SELF if t == 2 else comm
+        seconds, err = loops.beffio_open(capi.handle(comm), capi.handle(fcomm),
+                                         int(cname.ctypes.data), amode,
+                                         capi.handle(run.info()), self.fh)
+        run.agree_on(comm, err, f"b_eff_io {TYPES[t]}: MPI_File_open {path.name}")
+        res.t_open[t] = seconds
+        fh = int(self.fh[0])
+        if me == 0:
+            res.hints[f"{ACCESS_NAMES[a]}/n{n}/{TYPES[t]}"] = run.hints_of(
+                MPI.File.fromhandle(fh))
+        disp = 0
+        closed = False
+        try:
+            for p in (p for p, q in enumerate(plan.PATTERNS) if q[0] == t):
+                self.pattern(a, i, n, t, p, comm, fh, disp, res.out, res.reps)
                 if t == 0 or (t == 1 and not self.plan.shared):
-                    disp += n * int(reps[p]) * int(self.call[i, p])
+                    disp += n * int(res.reps[p]) * int(self.call[i, p])
                 self.advance(f"{ACCESS_NAMES[a]} n={n} {TYPES[t]} "
                              f"l={int(self.chunk[i, p]):,}")
             seconds, err = loops.beffio_close(capi.handle(comm), self.fh)
+            closed = True
             run.agree_on(comm, err, f"b_eff_io {TYPES[t]}: MPI_File_close {path.name}")
-            t_close[t] = seconds
-        return PhaseResult(reps, out, t_open, t_close, self.chunk[i].copy(),
-                           self.call[i].copy(), int(self.segment[i]), hints)
+            res.t_close[t] = seconds
+        finally:
+            if not closed:  # every rank of the partition failed here together
+                loops.beffio_close(capi.handle(comm), self.fh)
 
     def pattern(self, a: int, i: int, n: int, t: int, p: int, comm: Comm, fh: int, disp: int,
                 out: np.ndarray, reps: np.ndarray) -> None:

@@ -51,6 +51,9 @@ def render(summary: dict[str, Any], attrs: dict[str, Any], console: Console,
 
 def _partition(part: dict[str, Any], summary: dict[str, Any], console: Console) -> None:
     n = part["nprocs"]
+    if not part.get("measured", True):
+        console.print(f"{n} process{'es' if n != 1 else ''}: not measured")
+        return
     t = Table(title=f"{_label(summary)}: {n} process{'es' if n != 1 else ''} [MB/s, 10^6 B/s]",
               show_edge=False)
     t.add_column("chunk l [B]", justify="right")

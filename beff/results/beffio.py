@@ -133,10 +133,12 @@ def summarize(rec: BeffIORecord) -> dict[str, Any]:
             bad = rec.errors[a, i] > 0
             table[access] = {}
             for t, tname in enumerate(TYPES):
+                if not rec.measured(a, t):
+                    continue
                 cells: dict[str, float | None] = {}
                 for p in np.flatnonzero(rec.ptype == t):
                     row = int(rec.row[p])
-                    if not 1 <= row <= 8 or not rec.measured(a, t):
+                    if not 1 <= row <= 8:
                         continue
                     key = "2MiB_per_call" if row == 8 else ("Lmax" if row == 7 else
                                                             str(int(rec.chunk[i, p])))
@@ -146,6 +148,7 @@ def summarize(rec: BeffIORecord) -> dict[str, Any]:
         per_partition.append({
             "nprocs": n,
             "complete": complete,
+            "measured": bool((rec.repetitions[:, i] >= 0).any()),
             "write_MBps": _mbps(part.write) if complete else None,
             "rewrite_MBps": _mbps(part.rewrite) if complete else None,
             "read_MBps": _mbps(part.read) if complete else None,
