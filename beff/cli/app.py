@@ -468,9 +468,6 @@ def imb_main(argv: list[str]) -> None:
         sys.stdout.write(IMB_HELP)
         return
     from beff.core.errors import UsageError
-
-if TYPE_CHECKING:
-    from beff.results.model import RunRecord
     from beff.imb import job
     from beff.imb.registry import known_suites
 
