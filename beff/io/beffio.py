@@ -224,8 +224,8 @@ class BeffIO:
         rec.chunk[i], rec.call[i], rec.segment[i] = first.chunk, first.call, first.segment
         for r, res in enumerate(results):
             rec.parts[a, i, :, r, :] = res.out[:, :loops.NPARTS]
-        rec.errors[a, i] = sum(res.out[:, loops.OUT_ERRORS] for res in results)
-        rec.defects[a, i] = sum(res.out[:, loops.OUT_DEFECTS] for res in results)
+        for col, into in ((loops.OUT_ERRORS, rec.errors), (loops.OUT_DEFECTS, rec.defects)):
+            into[a, i] = np.nansum([res.out[:, col] for res in results], axis=0)  # NaN: not run
         rec.done[a, i] = int(all(np.isfinite(first.out[p, 0]) for p in self.patterns(a)))
         rec.hints_used.update(first.hints)
 
