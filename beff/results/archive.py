@@ -29,9 +29,9 @@ from beff.results.model import Measurement, RunRecord
 # Format history (share/schema/CHANGES.md has the details):
 #   1: IMB results per benchmark and process count; b_eff's figures as a JSON attribute.
 #   2: modes, declared columns, further metrics and per-size preparation per measurement;
-#      /beff holds typed data only, and b_eff's figures are derived on reading.
-#   3: /beffio, b_eff_io's record (``beff io``), typed data only like /beff.
-SCHEMA_VERSION = 3
+#      /beff holds typed data only, and b_eff's figures are derived on reading. (Additions
+#      since, such as /beffio for ``beff io``, kept the number: share/schema/CHANGES.md.)
+SCHEMA_VERSION = 2
 FORMAT_NAME = "beff-results"
 # Root attributes stored as JSON text.
 JSON_ATTRS = ("command_line", "config", "config_sources", "versions", "mpi", "host", "env",

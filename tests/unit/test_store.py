@@ -47,7 +47,7 @@ def test_schema_1_golden_file_loads() -> None:
 
 def test_schema_2_golden_imb_file_loads() -> None:
     record = load(DATA / "golden-schema-v2-imb.h5")
-    assert record.attrs["schema_version"] == 2 < SCHEMA_VERSION
+    assert record.attrs["schema_version"] == 2 == SCHEMA_VERSION
     assert [m.benchmark for m in record.measurements] == ["PingPong", "Sendrecv", "Overlap"]
     assert stats.summarize(record.measurements[0]).t_max[3] == pytest.approx(2.5)
     ov = record.measurements[2]
@@ -78,8 +78,7 @@ def test_schema_2_golden_beff_file_derives_b_eff() -> None:
 def test_writer_produces_the_golden_structure(tmp_path: Path, name: str, writer: object) -> None:
     path = tmp_path / "now.h5"
     writer(path)  # type: ignore[operator]
-    # Schema 3 only added /beffio: the IMB and b_eff layouts are still those of schema 2.
-    golden = DATA / f"golden-schema-v2-{name}.h5"
+    golden = DATA / f"golden-schema-v{SCHEMA_VERSION}-{name}.h5"
     assert structure(path) == structure(golden)
 
 
@@ -139,3 +138,39 @@ def test_a_file_that_is_not_beff_is_refused(tmp_path: Path) -> None:
         f.attrs["x"] = 1
     with pytest.raises(ValueError, match="not a beff result file"):
         load(path)
+
+
+def test_beffio_round_trip_and_derived_figures(tmp_path: Path) -> None:
+    """A b_eff_io record survives the file, and the figures derived from it follow the
+    original's averaging (checked by hand for uniform data)."""
+    from beff.io import beffio
+    from beff.io.plan import NPATTERNS
+    from beff.results.archive import ResultFile
+    from beff.results.beffio import summarize
+
+    p = beffio.Plan(nprocs=2, memory_per_proc=64 << 20, memory_source="test",
+                    total_memory=256 << 20, total_memory_source="test", lmax=2 << 20,
+                    scheduled_time=16.0, partitions=[1, 2], rewrite_all=False, shared=True,
+                    unique=True, quick=False, check=False)
+    rec = beffio.new_record(p, ["Linux", "golden", "6", "#1", "x86_64"])
+    rec.repetitions[:] = 1
+    rec.call[:] = 1 << 20  # every pattern moves 1 MiB per process in 0.01 s
+    rec.t_pattern[:] = 0.01
+    rec.t_open[:] = rec.t_close[:] = 0.0
+    rec.done[:] = 1
+    rec.hints_used = {"write/n1/scatter": {"cb_nodes": "1"}}
+    path = tmp_path / "io.h5"
+    out = ResultFile(path)
+    out.create({"nprocs": 2}, [])
+    out.add_beff(rec)
+    back = load(path).beffio
+    assert back is not None and back.hints_used == rec.hints_used
+    np.testing.assert_array_equal(back.t_pattern, rec.t_pattern)
+    assert back.parts.shape == (3, 2, NPATTERNS, 2, 6) and back.uname == rec.uname
+    s = summarize(back)
+    # Per type: patterns x 1 MiB x n / (patterns x 0.01 s) = 104.8576 n MB/s for every type,
+    # so every average, WR and b_eff_io is that too; the maximum is at n = 2.
+    assert s["per_partition"][1]["write_MBps"] == pytest.approx(209.7152)
+    assert s["b_eff_io_MBps"] == pytest.approx(209.7152) and s["nprocs_at_max"] == 2
+    assert s["final_line"].startswith(" b_eff_io =  209.715 MB/s on 2 processes with  64 "
+                                      "MByte/PE, scheduled time=0.1 Min, on Linux golden")
