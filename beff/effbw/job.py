@@ -20,13 +20,13 @@ from beff.core.config import (
     thread_level_before_init,
 )
 from beff.core.errors import UsageError
-from beff.core.metadata import collect_rank, placement, run_attrs
+from beff.core.metadata import collect_rank, placement
 from beff.core.progress import make_progress
 from beff.effbw import measure as effbw
 from beff.render import beff as report_beff
 from beff.render.imb import print_warnings
 from beff.results import warnings
-from beff.results.archive import ResultFile
+from beff.results.archive import ResultFile, start_run_file
 from beff.results.effbw import BeffRecord, summarize
 
 
@@ -80,20 +80,13 @@ def run(MPI: types.ModuleType, cfg: RunConfig) -> None:
         _mpi.start_watchdog(cfg.timeout)
     overhead, backend_warning = capi.start(cfg.backend)
     ranks = world.allgather(collect_rank(MPI))
-    where = placement(ranks)  # every rank: node ids for the cross-node shares
+    placement(ranks)  # every rank: sets each rank's node id (the cross-node shares)
     plan = world.bcast(effbw.make_plan(cfg, ranks) if rank == 0 else None, root=0)
     out: ResultFile | None = None
     attrs: dict[str, Any] = {}
     if rank == 0:
-        attrs = run_attrs(MPI, cfg.argv)
-        attrs.update(config=json.loads(cfg.to_json()), config_sources=cfg.sources,
-                     placement=where, overhead=overhead,
-                     benchmarks=["b_eff"], suite="beff", checked=False,
-                     oversubscribed=where["oversubscribed"])
-        attrs["config"].pop("sources", None)
-        out = ResultFile(cfg.output or default_output())
-        out.create(attrs, ranks, exclusive=not cfg.force)
-        _mpi.on_abort(lambda: out.finish("aborted") if out else None)
+        out, attrs = start_run_file(MPI, cfg, ranks, overhead=overhead, benchmarks=["b_eff"],
+                                    suite="beff", checked=False)
     stderr = terminal.console(stderr=True)
     found: list[str] = []
     if rank == 0:

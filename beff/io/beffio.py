@@ -85,7 +85,7 @@ def make_plan(cfg: RunConfig, ranks: list[dict[str, Any]]) -> Plan:
     else:
         nodes: dict[str, int] = {}
         for r in ranks:
-            nodes[str(r.get("node", r.get("host")))] = int(r.get("memory_bytes", 0))
+            nodes[str(r["node"])] = int(r.get("memory_bytes", 0))
         total, total_src = sum(nodes.values()), f"memory of the {len(nodes)} node(s)"
     parts = list(cfg.partitions) or plan.default_partitions(size)
     check_partitions(parts, size)

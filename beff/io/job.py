@@ -19,7 +19,7 @@ from beff.core.config import (
     thread_level_before_init,
 )
 from beff.core.errors import CollectiveFailure
-from beff.core.metadata import collect_rank, placement, run_attrs
+from beff.core.metadata import collect_rank, placement
 from beff.core.progress import make_progress
 from beff.effbw.measure import uname_fields
 from beff.io import beffio, loops
@@ -27,7 +27,7 @@ from beff.io import run as io_run
 from beff.render import beffio as report_beffio
 from beff.render.imb import print_warnings, render_header
 from beff.results import warnings
-from beff.results.archive import ResultFile
+from beff.results.archive import ResultFile, start_run_file
 from beff.results.beffio import BeffIORecord, summarize
 from beff.results.model import RunRecord
 
@@ -56,6 +56,7 @@ def run(MPI: types.ModuleType, cfg: RunConfig) -> None:
         _mpi.start_watchdog(cfg.timeout)
     overhead, backend_warning = capi.start(cfg.backend)
     ranks = world.allgather(collect_rank(MPI))
+    placement(ranks)  # each rank's node id: the total memory counts every node once
     plan = world.bcast(beffio.make_plan(cfg, ranks) if rank == 0 else None, root=0)
     io_record = io_run.start(MPI, cfg, loops.precompile_beffio)
     out: ResultFile | None = None
@@ -64,16 +65,8 @@ def run(MPI: types.ModuleType, cfg: RunConfig) -> None:
     stderr = terminal.console(stderr=True)
     found: list[str] = []
     if rank == 0:
-        where = placement(ranks)
-        attrs = run_attrs(MPI, cfg.argv)
-        attrs.update(config=json.loads(cfg.to_json()), config_sources=cfg.sources,
-                     placement=where, overhead=overhead, benchmarks=["b_eff_io"],
-                     suite="beffio", checked=cfg.check, io=io_record,
-                     oversubscribed=where["oversubscribed"])
-        attrs["config"].pop("sources", None)
-        out = ResultFile(cfg.output or default_output())
-        out.create(attrs, ranks, exclusive=not cfg.force)
-        _mpi.on_abort(lambda: out.finish("aborted") if out else None)
+        out, attrs = start_run_file(MPI, cfg, ranks, overhead=overhead, benchmarks=["b_eff_io"],
+                                    suite="beffio", checked=cfg.check, io=io_record)
         record = beffio.new_record(plan, uname_fields())
         found = ([backend_warning] if backend_warning else []) + warnings.run_warnings(
             attrs, network=False)

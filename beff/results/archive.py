@@ -12,15 +12,19 @@ import json
 import secrets
 import shutil
 import time
+import types
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import h5py
 import numpy as np
 
 from beff.core.errors import BeffError
+
+if TYPE_CHECKING:
+    from beff.core.config import RunConfig
 from beff.results import stats
 from beff.results.beffio import BeffIORecord
 from beff.results.effbw import BeffRecord
@@ -156,6 +160,27 @@ class ResultFile:
     def finish(self, status: str) -> None:
         self.set_attrs(status=status,
                        finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+
+
+def start_run_file(MPI: types.ModuleType, cfg: RunConfig, ranks: list[dict[str, Any]],
+                   **extra: Any) -> tuple[ResultFile, dict[str, Any]]:
+    """Rank 0 of ``beff run`` and ``beff io``: the root attributes (run metadata, the whole
+    configuration, placement, and ``extra``), the result file created with them, and the
+    abort hook that marks it aborted."""
+    from beff.core import mpi as _mpi
+    from beff.core.config import default_output
+    from beff.core.metadata import placement, run_attrs
+
+    where = placement(ranks)
+    attrs = run_attrs(MPI, cfg.argv)
+    config = json.loads(cfg.to_json())
+    config.pop("sources", None)
+    attrs.update(config=config, config_sources=cfg.sources, placement=where,
+                 oversubscribed=where["oversubscribed"], **extra)
+    out = ResultFile(cfg.output or default_output())
+    out.create(attrs, ranks, exclusive=not cfg.force)
+    _mpi.on_abort(lambda: out.finish("aborted"))
+    return out, attrs
 
 
 def _dataset(g: h5py.Group, name: str, data: Any, units: str, what: str) -> None:
