@@ -53,6 +53,10 @@ class Rule:
     optional: bool = False  # None allowed
     item: type = str  # element type of lists and tuples
     mib: bool = False  # a byte count: messages show MiB
+    also: tuple[str, ...] = ()  # further TOML tables the key may stand in
+
+    def allowed_in(self, table: str) -> bool:
+        return table in (self.family, "common", *self.also) or self.family == "common"
 
     def bound(self, v: float) -> str:
         return f"{v / (1 << 20):g} MiB" if self.mib else f"{v:g}"
@@ -129,9 +133,9 @@ class RunConfig:
     noshared: bool = _opt(False, Rule("io", bool))
     nounique: bool = _opt(False, Rule("io", bool))
     # b_eff (beff run).
-    memory_per_proc: int | None = _opt(None, Rule("common", int, 1 << 20, 1 << 50,
-                                                  optional=True, mib=True))
-    quick: bool = _opt(False, Rule("common", bool))
+    memory_per_proc: int | None = _opt(None, Rule("b_eff", int, 1 << 20, 1 << 50,
+                                                  optional=True, mib=True, also=("io",)))
+    quick: bool = _opt(False, Rule("b_eff", bool, also=("io",)))
     time_per_loop: float | None = _opt(None, Rule("b_eff", float, 1e-6, 3600.0, optional=True))
     seed: int | None = _opt(None, Rule("b_eff", int, 0, (1 << 32) - 1, optional=True))
     methods: list[str] = _opt(["sendrecv", "alltoallv", "nonblocking"],
@@ -311,7 +315,7 @@ def load_toml(path: str) -> dict[str, Any]:
         if isinstance(value, dict) and key in (*FAMILIES, "beff"):
             for sub, v in value.items():
                 rule = RULES.get(sub)
-                if rule is None or (key in FAMILIES and rule.family not in (key, "common")):
+                if rule is None or (key in FAMILIES and not rule.allowed_in(key)):
                     raise UsageError(f"unknown key {sub!r} in table [{key}] of {path}")
                 flat[sub] = v
         elif key in RULES:

@@ -76,3 +76,16 @@ def test_every_option_has_a_rule_and_its_default_passes() -> None:
 def test_flag_names_in_messages() -> None:
     with pytest.raises(UsageError, match="^--time-per-loop must be between"):
         check_value("time_per_loop", 1e9, "--time-per-loop")
+
+
+def test_beff_io_keys_stand_in_the_io_table(tmp_path: Path) -> None:
+    """`beff io` reads its own keys and b_eff's memory and quick keys from [io]."""
+    path = tmp_path / "io.toml"
+    path.write_text('[io]\nquick = true\nmemory_per_proc = "64MiB"\ntotal_memory = "1GiB"\n'
+                    'scheduled_time = 90\npartitions = [1, 2]\nrewrite = true\n')
+    cfg = build_config({}, str(path))
+    assert (cfg.quick, cfg.memory_per_proc, cfg.total_memory) == (True, 64 << 20, 1 << 30)
+    assert (cfg.scheduled_time, cfg.partitions, cfg.rewrite) == (90.0, [1, 2], True)
+    path.write_text("[imb]\nscheduled_time = 90\n")
+    with pytest.raises(UsageError, match="unknown key 'scheduled_time' in table"):
+        build_config({}, str(path))
