@@ -379,6 +379,9 @@ def io_cmd(
         "--force", help="Replace the -o file if it exists.", show_default=False)] = None,
     timeout: Annotated[float | None, typer.Option(
         "--timeout", help="Abort the whole job after this many seconds.")] = None,
+    stall_timeout: Annotated[float | None, typer.Option(
+        "--stall-timeout", help="Abort when one access method at one partition size takes "
+        "longer than this many seconds (default: max(300, 10 x T / partitions)).")] = None,
 ) -> None:
     """Under MPI: b_eff_io, the effective I/O bandwidth (`mpiexec -n P beff io --quick`).
 
@@ -394,6 +397,7 @@ def io_cmd(
         "check": check, "output": output, "format": fmt.value if fmt else None,
         "config_file": config_file, "progress": progress,
         "backend": backend.value if backend else None, "force": force, "timeout": timeout,
+        "stall_timeout": stall_timeout,
     }
     overrides: dict[str, object] = {k: v for k, v in given.items() if v is not None}
     overrides.update(argv=sys.argv[1:], suite="beffio")

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from beff.core import capi
+from beff.core import mpi as _mpi
 from beff.core.config import RunConfig
 from beff.core.errors import CollectiveFailure, UsageError
 from beff.io import loops, plan, run
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 QUICK_SECONDS_PER_PARTITION = 2.0
 QUICK_MEMORY = 256 * MIB  # Lmax = 2 MiB unless --memory-per-proc says otherwise
 DEFAULT_T = 600.0
+STALL_MIN_S, STALL_FACTOR = 300.0, 10.0  # a phase takes about its share of T / partitions
 MAX_PARTITIONS = 10
 
 
@@ -57,6 +59,7 @@ class Plan:
     unique: bool
     quick: bool
     check: bool
+    stall_timeout: float | None = None
 
     @property
     def tu(self) -> float:
@@ -97,7 +100,7 @@ def make_plan(cfg: RunConfig, ranks: list[dict[str, Any]]) -> Plan:
                 total_memory_source=total_src, lmax=plan.lmax_from_memory(mem),
                 scheduled_time=T, partitions=parts, rewrite_all=cfg.rewrite,
                 shared=not cfg.noshared, unique=not cfg.nounique, quick=cfg.quick,
-                check=cfg.check)
+                check=cfg.check, stall_timeout=cfg.stall_timeout)
 
 
 def check_partitions(parts: list[int], size: int) -> None:
@@ -186,9 +189,24 @@ class BeffIO:
         return sum(sum(1 for q in plan.PATTERNS if q[0] in self.types_of(a))
                    for a, _ in self.phases())
 
+    def stall_limit(self) -> float:
+        """Seconds one phase (an access method at one partition size) may take before the
+        guard aborts the job: a stopped rank leaves the others in a barrier forever."""
+        if self.plan.stall_timeout is not None:
+            return self.plan.stall_timeout
+        return max(STALL_MIN_S, STALL_FACTOR * self.plan.scheduled_time
+                   / len(self.plan.partitions))
+
     def run(self) -> None:
+        try:
+            self.run_phases()
+        finally:
+            _mpi.guard(None, "")
+
+    def run_phases(self) -> None:
         for a, i in self.phases():
             n = self.plan.partitions[i]
+            _mpi.guard(self.stall_limit(), f"b_eff_io {ACCESS_NAMES[a]} at {n} processes")
             member = self.rank < n
             comm = self.world.Split(1 if member else 2, 0)
             failure, result = "", None

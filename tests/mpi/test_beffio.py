@@ -9,7 +9,10 @@ import json
 import math
 import os
 import re
+import signal
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +22,8 @@ import pytest
 
 from beff.io.plan import default_partitions
 from beff.results.archive import load
-from tests.mpirun import beff, is_open_mpi_cached, mpirun
+from tests.mpi.test_failures import _kill_group, _rank_pids
+from tests.mpirun import beff, is_open_mpi_cached, launcher, mpi_env, mpirun
 
 pytestmark = pytest.mark.mpi
 
@@ -203,3 +207,35 @@ def test_full_file_system(tmp_path: Path) -> None:
         assert list(mnt.iterdir()) == []
     finally:
         subprocess.run(["umount", str(mnt)])
+
+
+def test_a_stopped_rank_trips_the_watchdog(tmp_path: Path) -> None:
+    """SIGSTOP one rank in the write phase: rank 0's guard fires within --stall-timeout,
+    aborts the job and removes the scratch files."""
+    io_dir = tmp_path / "io"
+    io_dir.mkdir()
+    out = tmp_path / "stopped.h5"
+    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "io", "-T", "60", "-N", "2",
+           "--memory-per-proc", "256MiB", "--stall-timeout", "4", "--dir", str(io_dir),
+           "-o", str(out), "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=mpi_env(), start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not any(io_dir.iterdir()):  # the write phase has begun
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        pids = _rank_pids(str(out))
+        assert 1 in pids, pids
+        os.kill(pids[1], signal.SIGSTOP)
+        stopped = time.monotonic()
+        _, err = proc.communicate(timeout=120)
+        waited = time.monotonic() - stopped
+    finally:
+        _kill_group(proc)
+    assert proc.returncode != 0
+    fired = "beff: watchdog on rank 0:" in err and "made no progress for 4 s" in err
+    assert fired or "Timeout (0:00:14)!" in err, err  # or the backstop, as test_failures
+    assert waited < 60
+    assert list(io_dir.iterdir()) == []
+    assert load(out).attrs["status"] == "aborted"
