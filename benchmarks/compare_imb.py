@@ -121,8 +121,9 @@ class Series:
 
 def parse_imb(output: str, nprocs: int) -> dict[Key, float]:
     """{(benchmark, bytes, figure): value} from IMB-format text, for the sections at
-    ``nprocs`` (t[usec], the slower rank's time, for the single-transfer tables)."""
-    out: dict[Key, float] = {}
+    ``nprocs`` (t[usec], the slower rank's time, for the single-transfer tables); a benchmark
+    that has none (IMB-IO's S_: one process) gives its section at the most processes."""
+    found: dict[tuple[str, int], dict[Key, float]] = {}
     bench, procs = "", 0
     columns: list[str] = []
     for line in output.splitlines():
@@ -138,25 +139,40 @@ def parse_imb(output: str, nprocs: int) -> dict[Key, float]:
             columns = [c for c in s.split() if c != "#"]
         elif columns and s and not s.startswith("#"):
             cells = s.split()
-            if len(cells) < len(columns) or procs != nprocs:
+            if len(cells) < len(columns):
                 continue
             try:
                 row = dict(zip(columns, cells, strict=False))  # IMB may add columns
                 size = int(row["#bytes"]) if "#bytes" in row else NO_SIZE
+                into = found.setdefault((bench, procs), {})
                 for col, figure in FIGURES.items():
                     if col in row and not (col == "t[usec]" and "t_avg[usec]" in row):
-                        out[(bench, size, figure)] = float(row[col])
+                        into[(bench, size, figure)] = float(row[col])
             except (KeyError, ValueError):
                 continue
+    return at_nprocs(found, nprocs)
+
+
+def at_nprocs(found: dict[tuple[str, int], dict[Key, float]], nprocs: int) -> dict[Key, float]:
+    """Per benchmark the values at ``nprocs`` processes, or else at the most processes."""
+    best: dict[str, int] = {}
+    for bench, procs in found:
+        have = best.get(bench)
+        if have != nprocs and (procs == nprocs or have is None or procs > have):
+            best[bench] = procs
+    out: dict[Key, float] = {}
+    for bench, procs in best.items():
+        out.update(found[(bench, procs)])
     return out
 
 
-def read_beff(path: Path) -> dict[Key, float]:
-    """{(benchmark, bytes, figure): value} from a beff result file."""
+def read_beff(path: Path, nprocs: int) -> dict[Key, float]:
+    """{(benchmark, bytes, figure): value} from a beff result file, chosen as
+    :func:`parse_imb` chooses."""
     from beff.results.archive import load
     from beff.results.stats import overlap, summarize
 
-    out: dict[Key, float] = {}
+    found: dict[tuple[str, int], dict[Key, float]] = {}
     for m in load(path).measurements:
         if "overlap" in m.columns:
             o = overlap(m)
@@ -171,10 +187,11 @@ def read_beff(path: Path) -> dict[Key, float]:
             figures = {"t_avg": s.t_max if one else s.t_avg}
         sized = m.kind != "sync"
         name = f"{m.benchmark}/{m.mode}" if m.mode else m.benchmark
+        into = found.setdefault((name, m.nprocs), {})
         for figure, values in figures.items():
             for size, v in zip(m.sizes, values, strict=True):
-                out[(name, int(size) if sized else NO_SIZE, figure)] = float(v)
-    return out
+                into[(name, int(size) if sized else NO_SIZE, figure)] = float(v)
+    return at_nprocs(found, nprocs)
 
 
 def fmt_size(nbytes: int) -> str:
@@ -318,7 +335,7 @@ def main(argv: list[str] | None = None) -> None:
                 out.unlink(missing_ok=True)
                 text, wall, foreign = run(cmd)
                 values = {} if args.wall else (
-                    read_beff(out) if side is beff else parse_imb(text, args.np))
+                    read_beff(out, args.np) if side is beff else parse_imb(text, args.np))
                 got.append((side, before, wall, foreign, values))
             disturbed = max(g[3] for g in got) > args.max_foreign
             note = (f"load {got[0][1]:.2f}/{got[1][1]:.2f}, wall {got[0][2]:.1f}/"
