@@ -196,7 +196,7 @@ def compare(
         console.print(f"[bold yellow]warning:[/bold yellow] {warning}")
     figures = cmp.compare_beff(a, b)
     if figures:
-        t = Table(title=f"b_eff: B = {second.name} vs A = {first.name}",
+        t = Table(title=f"{kinds[0]}: B = {second.name} vs A = {first.name}",
                   caption="B/A > 1 is better for bandwidths (MB/s), worse for latencies (µs)")
         for col in ("figure", "A", "B", "B/A", "B is"):
             t.add_column(col, justify="right")

@@ -28,6 +28,12 @@ CHECKED_BEFF: tuple[tuple[str, Getter], ...] = (
     ("mode", lambda s: s.get("mode")),
     ("memory per process", lambda s: s.get("memory_per_proc_bytes")),
     ("methods in b_eff", lambda s: s.get("methods_in_b_eff")))
+CHECKED_BEFFIO: tuple[tuple[str, Getter], ...] = (
+    ("mode", lambda s: s.get("mode")),
+    ("largest chunk (Lmax)", lambda s: s.get("lmax_bytes")),
+    ("scheduled time", lambda s: s.get("scheduled_time_s")),
+    ("partitions", lambda s: s.get("partitions")),
+    ("rewrite of all types", lambda s: s.get("rewrite_all")))
 # b_eff figures and whether larger is better.
 BEFF_FIGURES = (("b_eff_MBps", True), ("b_eff_lmax_MBps", True), ("b_ring_MBps", True),
                 ("b_random_MBps", True), ("latency_us", False), ("pingpong_latency_us", False),
@@ -35,6 +41,8 @@ BEFF_FIGURES = (("b_eff_MBps", True), ("b_eff_lmax_MBps", True), ("b_ring_MBps",
 
 
 def kind_of_run(record: RunRecord) -> str:
+    if record.beffio is not None:
+        return "b_eff_io"
     if record.beff is not None or record.beff_v1_summary is not None:
         return "b_eff"
     return f"IMB {record.attrs.get('suite', 'mpi1')}"
@@ -62,10 +70,29 @@ def mismatches(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 
 
 def beff_mismatches(a: RunRecord, b: RunRecord) -> list[str]:
-    """b_eff settings that differ between two ``beff run`` files."""
-    sa, sb = beff_summary(a) or {}, beff_summary(b) or {}
-    return [f"{name} differs: {get(sa)!r} vs {get(sb)!r}" for name, get in CHECKED_BEFF
+    """b_eff (or b_eff_io) settings that differ between two ``beff run`` (``beff io``) files."""
+    sa, sb = summary_of(a) or {}, summary_of(b) or {}
+    checked = CHECKED_BEFFIO if a.beffio is not None else CHECKED_BEFF
+    return [f"{name} differs: {get(sa)!r} vs {get(sb)!r}" for name, get in checked
             if get(sa) != get(sb)]
+
+
+def summary_of(record: RunRecord) -> dict[str, Any] | None:
+    """The derived figures of a ``beff run`` or ``beff io`` file (None for IMB files)."""
+    if record.beffio is not None:
+        from beff.results.beffio import summarize
+
+        return summarize(record.beffio)
+    return beff_summary(record)
+
+
+def beffio_figures(s: dict[str, Any]) -> dict[str, float]:
+    """b_eff_io and, per partition, its weighted averages and b_eff_io (MB/s)."""
+    out = {"b_eff_io_MBps": s.get("b_eff_io_MBps")}
+    for p in s.get("per_partition", []):
+        for key in ("write_MBps", "rewrite_MBps", "read_MBps", "b_eff_io_MBps"):
+            out[f"n={p['nprocs']} {key}"] = p.get(key)
+    return {k: float(v) for k, v in out.items() if v is not None}
 
 
 def per_iteration(m: Measurement, s: int) -> np.ndarray:
@@ -107,8 +134,12 @@ def compare_records(a: RunRecord, b: RunRecord) -> list[Row]:
 
 
 def compare_beff(a: RunRecord, b: RunRecord) -> list[tuple[str, float, float, bool]]:
-    """The headline b_eff figures of two ``beff run`` files: (name, A, B, larger is better)."""
-    sa, sb = beff_summary(a), beff_summary(b)
+    """The headline figures of two ``beff run`` (or two ``beff io``) files: (name, A, B,
+    larger is better)."""
+    sa, sb = summary_of(a), summary_of(b)
     if sa is None or sb is None:
         return []
+    if a.beffio is not None:
+        fa, fb = beffio_figures(sa), beffio_figures(sb)
+        return [(k, fa[k], fb[k], True) for k in fa if k in fb]
     return [(k, float(sa[k]), float(sb[k]), up) for k, up in BEFF_FIGURES]

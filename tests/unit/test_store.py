@@ -8,6 +8,7 @@ import pytest
 
 from beff.results import stats
 from beff.results.archive import SCHEMA_VERSION, load
+from beff.results.beffio import BeffIORecord
 from beff.results.effbw import beff_summary
 from tests.data.current_writer import RANKS, beff_record, measurements, write, write_beff
 
@@ -140,13 +141,10 @@ def test_a_file_that_is_not_beff_is_refused(tmp_path: Path) -> None:
         load(path)
 
 
-def test_beffio_round_trip_and_derived_figures(tmp_path: Path) -> None:
-    """A b_eff_io record survives the file, and the figures derived from it follow the
-    original's averaging (checked by hand for uniform data)."""
+def _beffio_file(path: Path, seconds: float = 0.01) -> BeffIORecord:
+    """A b_eff_io record in which every pattern moves 1 MiB per process in ``seconds``."""
     from beff.io import beffio
-    from beff.io.plan import NPATTERNS
     from beff.results.archive import ResultFile
-    from beff.results.beffio import summarize
 
     p = beffio.Plan(nprocs=2, memory_per_proc=64 << 20, memory_source="test",
                     total_memory=256 << 20, total_memory_source="test", lmax=2 << 20,
@@ -154,19 +152,29 @@ def test_beffio_round_trip_and_derived_figures(tmp_path: Path) -> None:
                     unique=True, quick=False, check=False)
     rec = beffio.new_record(p, ["Linux", "golden", "6", "#1", "x86_64"])
     rec.repetitions[:] = 1
-    rec.call[:] = 1 << 20  # every pattern moves 1 MiB per process in 0.01 s
-    rec.t_pattern[:] = 0.01
+    rec.call[:] = 1 << 20
+    rec.t_pattern[:] = seconds
     rec.t_open[:] = rec.t_close[:] = 0.0
     rec.done[:] = 1
     rec.hints_used = {"write/n1/scatter": {"cb_nodes": "1"}}
-    path = tmp_path / "io.h5"
     out = ResultFile(path)
     out.create({"nprocs": 2}, [])
     out.add_beff(rec)
+    return rec
+
+
+def test_beffio_round_trip_and_derived_figures(tmp_path: Path) -> None:
+    """A b_eff_io record survives the file, and the figures derived from it follow the
+    original's averaging (checked by hand for uniform data)."""
+    from beff.io.plan import NPATTERNS
+    from beff.results.beffio import summarize
+
+    path = tmp_path / "io.h5"
+    rec = _beffio_file(path)
     back = load(path).beffio
     assert back is not None and back.hints_used == rec.hints_used
     np.testing.assert_array_equal(back.t_pattern, rec.t_pattern)
-    assert back.parts.shape == (3, 2, NPATTERNS, 2, 6) and back.uname == rec.uname
+    assert back.parts.shape == (3, 2, NPATTERNS, 2, 6) and back.uname[1] == "golden"
     s = summarize(back)
     # Per type: patterns x 1 MiB x n / (patterns x 0.01 s) = 104.8576 n MB/s for every type,
     # so every average, WR and b_eff_io is that too; the maximum is at n = 2.
@@ -174,3 +182,16 @@ def test_beffio_round_trip_and_derived_figures(tmp_path: Path) -> None:
     assert s["b_eff_io_MBps"] == pytest.approx(209.7152) and s["nprocs_at_max"] == 2
     assert s["final_line"].startswith(" b_eff_io =  209.715 MB/s on 2 processes with  64 "
                                       "MByte/PE, scheduled time=0.1 Min, on Linux golden")
+
+
+def test_beffio_files_compare(tmp_path: Path) -> None:
+    """`beff compare` of two b_eff_io files: B twice as slow halves every figure."""
+    from beff.results.compare import compare_beff, kind_of_run
+
+    _beffio_file(tmp_path / "a.h5")
+    _beffio_file(tmp_path / "b.h5", seconds=0.02)
+    a, b = load(tmp_path / "a.h5"), load(tmp_path / "b.h5")
+    assert kind_of_run(a) == kind_of_run(b) == "b_eff_io"
+    rows = compare_beff(a, b)
+    assert {name for name, *_ in rows} >= {"b_eff_io_MBps", "n=1 read_MBps", "n=2 write_MBps"}
+    assert all(vb == pytest.approx(va / 2) and up for _, va, vb, up in rows)
