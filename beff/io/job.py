@@ -106,6 +106,8 @@ def report(cfg: RunConfig, out: ResultFile, record: BeffIORecord, attrs: dict[st
     summary = summarize(record)
     if cfg.format == "json":
         sys.stdout.write(json.dumps({"beffio": summary}, indent=2) + "\n")
+    elif cfg.format in ("imb", "csv"):
+        sys.stdout.write(report_beffio.sum_text(summary))
     else:
         console = terminal.console()
         render_header(RunRecord(attrs=attrs, ranks=ranks), console)

@@ -126,15 +126,37 @@ def sum_text(summary: dict[str, Any]) -> str:
             vals = "".join(f" {v:8.3f}" if (v := totals.get(tn)) is not None else "        -"
                            for tn in TYPES)
             out.append(f"{n:4d} PEs      total-{access:<7}{vals}\n")
+        pat2 = [part["patterns_MBps"][a].get("scatter", {}).get("2MiB_per_call")
+                for a in ACCESSES]
+        out.append("This table shows all results, except pattern 2 (scatter, l=1MBytes, "
+                   "L=2MBytes): ")
+        out.append("  bw_pat2= " + ", ".join(
+            f"{v:8.3f} MB/s {a}" if v is not None else f"       - MB/s {a}"
+            for v, a in zip(pat2, ACCESSES, strict=True)) + "\n")
         if part["complete"]:
             for access in ACCESSES:
                 out.append(f"weighted average bandwidth for {access:<7} : "
                            f"{part[f'{access}_MBps']:8.3f} MB/s on {n} processes")
             out.append("(type=0 is weighted double)")
+            out.append("\nTotal amount of data written/read with each access method: "
+                       f"{part['bytes_per_access'] / MIB:8.3f} MBytes")
+            if part["percent_of_total_memory"] is not None:
+                out.append(f"  = {part['percent_of_total_memory']:4.1f} percent of the total "
+                           f"memory ({summary['total_memory_bytes'] // MIB} MBytes)")
             out.append(f"\nb_eff_io of these measurements = {part['b_eff_io_MBps']:8.3f} MB/s "
                        f"on {n} processes with {mb:3d} MByte/PE and scheduled time="
                        f"{summary['scheduled_time_per_partition_s'] / 60:3.1f} min\n")
             out.append(f"{'VALID' if part['valid'] else 'NOT VALID'} for comparison of "
                        "different systems")
+            crit = part["criteria"]
+            if not part["valid"]:
+                t_min = summary["scheduled_time_per_partition_s"] / 60
+                out += [f"  criterion 1: scheduled time {t_min:3.1f} min >= "
+                        f"{summary['validity_time_s'] / 60:2.0f} min -- "
+                        f"{'reached' if crit['scheduled_time'] else 'NOT reached'}",
+                        "  criterion 2: shared file pointers must be used for pattern type 1 "
+                        f"-- {'reached' if crit['shared_file_pointer'] else 'NOT reached'}",
+                        f"  criterion 3: error count ({part['errors']}) == 0 -- "
+                        f"{'reached' if crit['no_errors'] else 'NOT reached'}"]
     out += ["\nMaximum over all number of PEs", "-" * 30 + "\n", "", summary["final_line"]]
     return "\n".join(out) + "\n"

@@ -148,6 +148,11 @@ def test_show_renders_the_sum_layout_and_the_final_line(io_dir: Path, tmp_path: 
     assert "Summary of file I/O bandwidth accumulated on   2 processes" in text
     assert re.search(r"^   2 PEs 7  2097152 rewrite( +\d+\.\d{3}){5}$", text, re.M)
     assert text.rstrip().endswith(doc["final_line"].rstrip())
+    live = mpirun(1, "io", "--quick", "--dir", str(io_dir), "-o", str(tmp_path / "l.h5"),
+                  "--format", "imb", timeout=120)
+    assert live.returncode == 0, live.stderr
+    assert "Summary of file I/O bandwidth accumulated on   1 processes" in live.stdout
+    assert FINAL.search(live.stdout)
     table = beff("show", str(out)).stdout
     assert "b_eff_io of these measurements" in table and doc["final_line"] in table.replace(
         "\n", "")
