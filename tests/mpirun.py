@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,3 +102,54 @@ def is_open_mpi_cached() -> bool:
     if _OMPI is None:
         _OMPI = is_open_mpi()
     return _OMPI
+
+
+def kill_group(proc: subprocess.Popen[str]) -> None:
+    """End whatever is left of a launched job (nothing, when it ended by itself)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=30)
+
+
+def rank_pids(marker: str) -> dict[int, int]:
+    """{world rank: pid} of the beff processes whose command line holds ``marker``."""
+    out: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().split(b"\0")
+            env = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"beff" not in cmd or marker.encode() not in cmd:
+            continue
+        for var in env:
+            key, _, value = var.partition(b"=")
+            if key in (b"PMI_RANK", b"OMPI_COMM_WORLD_RANK") and value.isdigit():
+                out[int(value)] = int(entry.name)
+    return out
+
+
+def stop_rank_and_wait(proc: subprocess.Popen[str], marker: str, rank: int = 1,
+                       timeout: float = 120) -> tuple[str, float]:
+    """SIGSTOP world rank ``rank`` of the job whose command line holds ``marker``; wait for
+    the job to end. Returns its stderr and the seconds it took after the stop."""
+    pids = rank_pids(marker)
+    assert rank in pids, pids
+    os.kill(pids[rank], signal.SIGSTOP)
+    stopped = time.monotonic()
+    _, err = proc.communicate(timeout=timeout)
+    return err, time.monotonic() - stopped
+
+
+def assert_watchdog_fired(proc: subprocess.Popen[str], err: str, waited: float,
+                          guard_s: int) -> None:
+    """Rank 0's guard fired (or, where a call keeps the GIL, e.g. Open MPI's communicator
+    creation, its backstop 10 s later) and ended the job within a minute."""
+    assert proc.returncode != 0
+    fired = "beff: watchdog on rank 0:" in err and f"made no progress for {guard_s} s" in err
+    assert fired or f"Timeout (0:00:{guard_s + 10})!" in err, err
+    assert waited < 60  # the guard; aborting an oversubscribed job takes a few seconds more

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import os
-import time
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from beff.core.config import RunConfig
 from beff.core.errors import CollectiveFailure, UsageError
 from beff.io import loops, plan, run
 from beff.io.plan import ETYPE, MIB
-from beff.io.reduce import READ, REWRITE, TYPES, WRITE
+from beff.io.reduce import ACCESSES, READ, REWRITE, TYPES, WRITE
 from beff.results.beffio import BeffIORecord
 
 if TYPE_CHECKING:
@@ -150,6 +149,25 @@ class PhaseResult:
     hints: dict[str, dict[str, str]]
 
 
+def phases(p: Plan) -> list[tuple[int, int]]:
+    """(access method, partition index) in the order they run."""
+    return [(a, i) for a in (WRITE, REWRITE, READ) for i in range(len(p.partitions))]
+
+
+def types_of(p: Plan, a: int) -> list[int]:
+    """The pattern types access method ``a`` runs (rewrite: type 0 only without --rewrite)."""
+    return [0] if a == REWRITE and not p.rewrite_all else list(range(len(TYPES)))
+
+
+def patterns_of(p: Plan, a: int) -> list[int]:
+    return [k for k, q in enumerate(plan.PATTERNS) if q[0] in types_of(p, a)]
+
+
+def steps(p: Plan) -> int:
+    """Patterns to run in all, for the progress bar."""
+    return sum(len(patterns_of(p, a)) for a, _ in phases(p))
+
+
 class BeffIO:
     """The measurement on every rank; ``store(record)`` runs on rank 0 after each phase."""
 
@@ -179,15 +197,10 @@ class BeffIO:
         self.partial: PhaseResult | None = None
 
     def phases(self) -> list[tuple[int, int]]:
-        return [(a, i) for a in (WRITE, REWRITE, READ) for i in range(len(self.plan.partitions))]
+        return phases(self.plan)
 
     def types_of(self, a: int) -> list[int]:
-        return [0] if a == REWRITE and not self.plan.rewrite_all else list(range(len(TYPES)))
-
-    def steps(self) -> int:
-        """Patterns to run in all, for the progress bar."""
-        return sum(sum(1 for q in plan.PATTERNS if q[0] in self.types_of(a))
-                   for a, _ in self.phases())
+        return types_of(self.plan, a)
 
     def stall_limit(self) -> float:
         """Seconds one phase (an access method at one partition size) may take before the
@@ -206,7 +219,7 @@ class BeffIO:
     def run_phases(self) -> None:
         for a, i in self.phases():
             n = self.plan.partitions[i]
-            _mpi.guard(self.stall_limit(), f"b_eff_io {ACCESS_NAMES[a]} at {n} processes")
+            _mpi.guard(self.stall_limit(), f"b_eff_io {ACCESSES[a]} at {n} processes")
             member = self.rank < n
             comm = self.world.Split(1 if member else 2, 0)
             failure, result = "", None
@@ -244,11 +257,8 @@ class BeffIO:
             rec.parts[a, i, :, r, :] = res.out[:, :loops.NPARTS]
         for col, into in ((loops.OUT_ERRORS, rec.errors), (loops.OUT_DEFECTS, rec.defects)):
             into[a, i] = np.nansum([res.out[:, col] for res in results], axis=0)  # NaN: not run
-        rec.done[a, i] = int(all(np.isfinite(first.out[p, 0]) for p in self.patterns(a)))
+        rec.done[a, i] = int(all(np.isfinite(first.out[p, 0]) for p in patterns_of(self.plan, a)))
         rec.hints_used.update(first.hints)
-
-    def patterns(self, a: int) -> list[int]:
-        return [p for p, q in enumerate(plan.PATTERNS) if q[0] in self.types_of(a)]
 
     def phase(self, a: int, i: int, n: int, comm: Comm) -> PhaseResult:
         """Access method ``a`` at partition ``i`` (n processes) on this member rank; what it
@@ -295,7 +305,7 @@ class BeffIO:
         res.t_open[t] = seconds
         fh = int(self.fh[0])
         if me == 0:
-            res.hints[f"{ACCESS_NAMES[a]}/n{n}/{TYPES[t]}"] = run.hints_of(
+            res.hints[f"{ACCESSES[a]}/n{n}/{TYPES[t]}"] = run.hints_of(
                 MPI.File.fromhandle(fh))
         disp = 0
         closed = False
@@ -304,7 +314,7 @@ class BeffIO:
                 self.pattern(a, i, n, t, p, comm, fh, disp, res.out, res.reps)
                 if t == 0 or (t == 1 and not self.plan.shared):
                     disp += n * int(res.reps[p]) * int(self.call[i, p])
-                self.advance(f"{ACCESS_NAMES[a]} n={n} {TYPES[t]} "
+                self.advance(f"{ACCESSES[a]} n={n} {TYPES[t]} "
                              f"l={int(self.chunk[i, p]):,}")
             seconds, err = loops.beffio_close(capi.handle(comm), self.fh)
             closed = True
@@ -351,18 +361,7 @@ class BeffIO:
         finally:
             if ftype is not None:
                 ftype.Free()
-        run.agree_on(comm, err, f"b_eff_io {ACCESS_NAMES[a]} {TYPES[t]} pattern {p}")
+        run.agree_on(comm, err, f"b_eff_io {ACCESSES[a]} {TYPES[t]} pattern {p}")
         reps[p] = int(row[loops.OUT_REPS])
         if timed:
             self.reps[i, p] = reps[p]
-
-
-ACCESS_NAMES = ("write", "rewrite", "read")
-
-
-def measure(MPI: types.ModuleType, p: Plan, record: BeffIORecord | None,
-            advance: Callable[[str], None], store: Callable[[BeffIORecord], None]) -> float:
-    """Run every phase; returns the wall time in seconds."""
-    t0 = time.monotonic()
-    BeffIO(MPI, p, record, advance, store).run()
-    return time.monotonic() - t0

@@ -82,12 +82,10 @@ def run(MPI: types.ModuleType, cfg: RunConfig) -> None:
         assert out is not None
         out.add_beff(rec)
 
-    measure = beffio.BeffIO(MPI, plan, record, lambda d: None, store)
     failure = ""
-    with make_progress(cfg.progress if rank == 0 else False, measure.steps()) as advance:
-        measure.advance = advance
+    with make_progress(cfg.progress if rank == 0 else False, beffio.steps(plan)) as advance:
         try:
-            measure.run()
+            beffio.BeffIO(MPI, plan, record, advance, store).run()
         except CollectiveFailure as exc:
             failure = str(exc)
     io_run.remove_files()

@@ -230,8 +230,9 @@ def beffio_pattern(a: int, rw: int, pos: int, coll: int, fh: int, comm: int, wbu
         t_last_io = -C.Wtime()
         if rw == WRITE:
             for i in range(0, L, step):
-                wbuf[i] = C.stamp(r, i, p, a)
-                wbuf[i + l - 1] = C.stamp(r, i, p, a) + 5
+                v = C.stamp(r, i, p, a)
+                wbuf[i] = v
+                wbuf[i + l - 1] = v + 5
             if corrupt and l > 2:
                 wbuf[1] = 0.5  # the test hook's defect: not a stamp, so only --check sees it
             rc = C.io_call(WRITE, pos, coll, fh, 0, wp, L, etype, st)
@@ -240,8 +241,8 @@ def beffio_pattern(a: int, rw: int, pos: int, coll: int, fh: int, comm: int, wbu
         else:
             rc = C.io_call(READ, pos, coll, fh, 0, rp, L, etype, st)
             for i in range(0, L, step):
-                if rbuf[i] != C.stamp(r, i, p, a_old) or rbuf[i + l - 1] != C.stamp(
-                        r, i, p, a_old) + 5:
+                v = C.stamp(r, i, p, a_old)
+                if rbuf[i] != v or rbuf[i + l - 1] != v + 5:
                     errors += 1
             if check:
                 for j in range(L):

@@ -44,6 +44,11 @@ POSITIONS = 8  # table rows 1..7; 8 holds the extra scatter pattern
 ROW_CHUNKS = (KIB, KIB + 8, 32 * KIB, 32 * KIB + 8, MIB, MIB + 8, LMAX)  # rows 1..7
 
 
+def row_key(chunk: int) -> str:
+    """A table row's name in the summary: its chunk size in bytes, or ``Lmax``."""
+    return "Lmax" if chunk == LMAX else str(chunk)
+
+
 def lmax_from_memory(memory_per_proc: int) -> int:
     """The largest chunk: memory per process / 128, at least 2 MiB and at most 1 GiB (in whole
     MiB of memory, as the original's -MB)."""

@@ -8,11 +8,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from beff.io import plan
 from beff.io.reduce import ACCESSES, TYPES
 
 MIB = 1 << 20
 TYPE_HEADS = ("scatter", "shared", "separate", "segmened", "seg-coll")  # the original's
-ROWS = ("1024", "1032", "32768", "32776", "1048576", "1048584", "Lmax")
+ROWS = tuple(plan.row_key(c) for c in plan.ROW_CHUNKS)
 
 
 def _cell(v: float | None) -> str:

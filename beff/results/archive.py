@@ -358,15 +358,6 @@ def read_record(g: h5py.Group, layout: Layout) -> Any:
     return layout.cls(**kwargs)
 
 
-def write_beff(g: h5py.Group, rec: BeffRecord) -> None:
-    write_record(g, rec, BEFF)
-
-
-def read_beff(g: h5py.Group) -> BeffRecord:
-    rec: BeffRecord = read_record(g, BEFF)
-    return rec
-
-
 def read_measurement(g: h5py.Group) -> Measurement:
     a = g.attrs
     multi = int(a["multi"])
@@ -445,7 +436,7 @@ def load(path: str | Path) -> RunRecord:
         if "beffio" in f:
             record.beffio = read_record(f["beffio"], BEFFIO)
         if "beff" in f and version >= 2:
-            record.beff = read_beff(f["beff"])
+            record.beff = read_record(f["beff"], BEFF)
         elif "beff" in f and "summary" in f["beff"].attrs:
             # Schema 1 stored b_eff's derived figures as JSON; they are read as they were.
             record.beff_v1_summary = json.loads(_decode(f["beff"].attrs["summary"]))

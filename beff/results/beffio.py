@@ -22,7 +22,6 @@ from beff.io.reduce import (
     REWRITE,
     T_CRIT_S,
     TYPES,
-    WRITE,
     Partition,
     maximum,
     reduce_partition,
@@ -74,9 +73,6 @@ class BeffIORecord:
 
     def scheduled_per_partition(self) -> float:
         return self.scheduled_time / max(1, len(self.partitions))
-
-    def accesses_run(self) -> list[int]:
-        return [WRITE, REWRITE, READ]
 
     def measured(self, a: int, t: int) -> bool:
         """Whether access ``a`` covers type ``t`` (rewrite: type 0 only without --rewrite)."""
@@ -140,8 +136,8 @@ def summarize(rec: BeffIORecord) -> dict[str, Any]:
                     row = int(rec.row[p])
                     if not 1 <= row <= 8:
                         continue
-                    key = "2MiB_per_call" if row == 8 else ("Lmax" if row == 7 else
-                                                            str(int(rec.chunk[i, p])))
+                    key = "2MiB_per_call" if row == 8 else plan.row_key(
+                        plan.ROW_CHUNKS[row - 1])
                     cells[key] = ERROR_MBPS if bad[p] else _mbps(float(bw[p]))
                 table[access][tname] = cells
         nbytes = float((rec.call[i] * np.maximum(rec.repetitions[READ, i], 0)).sum()) * n
@@ -168,10 +164,9 @@ def summarize(rec: BeffIORecord) -> dict[str, Any]:
                          "no_errors": crit[2]},
         })
     best = maximum(reduced)
-    best_errors = next((p["errors"] for p in per_partition
-                        if best is not None and p["nprocs"] == best.nprocs), 0)
-    best_valid = next((p["valid"] for p in per_partition
-                       if best is not None and p["nprocs"] == best.nprocs), False)
+    at_best = next((p for p in per_partition if best is not None and p["nprocs"] == best.nprocs),
+                   {"errors": 0, "valid": False})
+    best_errors, best_valid = int(at_best["errors"]), bool(at_best["valid"])
     summary: dict[str, Any] = {
         "mode": "quick" if rec.quick else "b_eff_io",
         "nprocs": rec.nprocs,
@@ -215,8 +210,3 @@ def final_line(rec: BeffIORecord, best: Partition | None, valid: bool, errors: i
     if rec.quick:
         line += ", QUICK (beff io --quick: a first look)"
     return line
-
-
-def beffio_sizes_table(lmax: int) -> list[str]:
-    """The row labels of the summary table (chunk sizes in bytes, Lmax last)."""
-    return [str(lmax if c == plan.LMAX else c) for c in plan.ROW_CHUNKS]

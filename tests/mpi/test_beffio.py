@@ -9,11 +9,9 @@ import json
 import math
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import h5py
@@ -22,36 +20,22 @@ import pytest
 
 from beff.io.plan import default_partitions
 from beff.results.archive import load
-from tests.mpi.test_failures import _kill_group, _rank_pids
-from tests.mpirun import beff, is_open_mpi_cached, launcher, mpi_env, mpirun
+from tests.mpirun import (
+    assert_watchdog_fired,
+    beff,
+    is_open_mpi_cached,
+    kill_group,
+    launcher,
+    mpi_env,
+    mpirun,
+    stop_rank_and_wait,
+)
+from tests.scratch import emptied, scratch_dir
 
 pytestmark = pytest.mark.mpi
 
 FINAL = re.compile(r"^ b_eff_io = +[\d.]+ MB/s on \d+ processes with +\d+ MByte/PE, scheduled "
                    r"time=\d+\.\d Min, on \S+ ", re.M)
-
-
-def scratch(kind: str, tmp_path: Path) -> Path:
-    if kind == "disk":
-        path = tmp_path / "io"
-    else:
-        if not Path("/dev/shm").is_dir():
-            pytest.skip("no /dev/shm")
-        path = Path(f"/dev/shm/beff-test-{os.getpid()}-{tmp_path.name}")
-    path.mkdir()
-    return path
-
-
-@pytest.fixture(params=["disk", "tmpfs"])
-def io_dir(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
-    """An empty I/O directory on the disk or on /dev/shm; it must be empty after the test."""
-    path = scratch(request.param, tmp_path)
-    yield path
-    left = sorted(p.name for p in path.iterdir())
-    for p in path.iterdir():
-        p.unlink()
-    path.rmdir()
-    assert left == []
 
 
 def run_quick(nprocs: int, io_dir: Path, out: Path, *args: str,
@@ -92,15 +76,9 @@ def recompute(path: Path) -> tuple[float, int, list[float]]:
 @pytest.mark.parametrize("nprocs, kind", [(1, "disk"), (2, "tmpfs"), (3, "disk"),
                                           (4, "tmpfs")])
 def test_quick_at_1_to_4_ranks(nprocs: int, kind: str, tmp_path: Path) -> None:
-    io_dir = scratch(kind, tmp_path)
-    try:
-        out = tmp_path / "q.h5"
+    out = tmp_path / "q.h5"
+    with emptied(scratch_dir(kind, tmp_path)) as io_dir:
         doc = run_quick(nprocs, io_dir, out, *(["--check"] if nprocs == 2 else []))
-        assert sorted(io_dir.iterdir()) == []
-    finally:
-        for p in io_dir.iterdir():
-            p.unlink()
-        io_dir.rmdir()
     assert doc["mode"] == "quick" and doc["partitions"] == default_partitions(nprocs)
     assert doc["scheduled_time_s"] == 2.0 * len(doc["partitions"])
     assert doc["lmax_bytes"] == 2 << 20
@@ -230,17 +208,9 @@ def test_a_stopped_rank_trips_the_watchdog(tmp_path: Path) -> None:
         while not any(io_dir.iterdir()):  # the write phase has begun
             assert proc.poll() is None and time.monotonic() < deadline
             time.sleep(0.1)
-        pids = _rank_pids(str(out))
-        assert 1 in pids, pids
-        os.kill(pids[1], signal.SIGSTOP)
-        stopped = time.monotonic()
-        _, err = proc.communicate(timeout=120)
-        waited = time.monotonic() - stopped
+        err, waited = stop_rank_and_wait(proc, str(out))
     finally:
-        _kill_group(proc)
-    assert proc.returncode != 0
-    fired = "beff: watchdog on rank 0:" in err and "made no progress for 4 s" in err
-    assert fired or "Timeout (0:00:14)!" in err, err  # or the backstop, as test_failures
-    assert waited < 60
+        kill_group(proc)
+    assert_watchdog_fired(proc, err, waited, 4)
     assert list(io_dir.iterdir()) == []
     assert load(out).attrs["status"] == "aborted"

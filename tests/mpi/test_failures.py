@@ -13,7 +13,15 @@ from pathlib import Path
 import pytest
 
 from beff.results.archive import load
-from tests.mpirun import is_open_mpi_cached, launcher, mpi_env, mpirun
+from tests.mpirun import (
+    assert_watchdog_fired,
+    is_open_mpi_cached,
+    kill_group,
+    launcher,
+    mpi_env,
+    mpirun,
+    stop_rank_and_wait,
+)
 
 pytestmark = pytest.mark.mpi
 QUICK = ["-msglog", "0:4", "-time", "0.2", "-iter", "20"]
@@ -53,7 +61,7 @@ def test_sigkill_halfway_leaves_every_completed_benchmark(tmp_path: Path) -> Non
             if len(seen) >= 3 or time.monotonic() > deadline:
                 break
     finally:
-        _kill_group(proc)
+        kill_group(proc)
     assert len(seen) >= 3
     record = load(out)
     done = [m.benchmark for m in record.measurements]
@@ -115,35 +123,6 @@ def test_unwritable_output_directory_exits_2(tmp_path: Path) -> None:
         locked.chmod(0o700)
 
 
-def _kill_group(proc: subprocess.Popen[str]) -> None:
-    """End whatever is left of a launched job (nothing, when it ended by itself)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait(timeout=30)
-
-
-def _rank_pids(marker: str) -> dict[int, int]:
-    """{world rank: pid} of the beff processes whose command line holds ``marker``."""
-    out: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmd = (entry / "cmdline").read_bytes().split(b"\0")
-            env = (entry / "environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"beff" not in cmd or marker.encode() not in cmd:
-            continue
-        for var in env:
-            key, _, value = var.partition(b"=")
-            if key in (b"PMI_RANK", b"OMPI_COMM_WORLD_RANK") and value.isdigit():
-                out[int(value)] = int(entry.name)
-    return out
-
-
 def test_a_stopped_rank_trips_the_watchdog(tmp_path: Path) -> None:
     """SIGSTOP one rank: the other's guard fires, dumps its stack and aborts the job; the
     benchmarks finished before stay in the file."""
@@ -158,21 +137,11 @@ def test_a_stopped_rank_trips_the_watchdog(tmp_path: Path) -> None:
         for line in proc.stdout:  # wait for the first finished benchmark
             if line.startswith("mpi1,PingPong"):
                 break
-        pids = _rank_pids(str(out))
-        assert 1 in pids, pids
-        os.kill(pids[1], signal.SIGSTOP)
-        stopped = time.monotonic()
-        _, err = proc.communicate(timeout=120)
-        waited = time.monotonic() - stopped
+        err, waited = stop_rank_and_wait(proc, str(out))
     finally:
-        _kill_group(proc)
-    assert proc.returncode != 0
-    # the guard, or where a call keeps the GIL (Open MPI's communicator creation) its
-    # backstop 10 s later: both dump the Python stacks
-    fired = "beff: watchdog on rank 0:" in err and "made no progress for 4 s" in err
-    assert fired or "Timeout (0:00:14)!" in err, err
+        kill_group(proc)
+    assert_watchdog_fired(proc, err, waited, 4)
     assert "most recent call first" in err
-    assert waited < 60  # the guard is 4 s; aborting an oversubscribed job takes a few more
     record = load(out)
     assert record.measurements and record.measurements[0].benchmark == "PingPong"
 
@@ -205,7 +174,7 @@ def test_sigint_marks_the_file_aborted(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
-        _kill_group(proc)
+        kill_group(proc)
     assert proc.returncode != 0
     if not is_open_mpi_cached():  # prterun stops forwarding output as it tears down
         assert "rank 0 got SIGINT" in err, err

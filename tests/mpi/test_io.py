@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -28,26 +27,6 @@ def nonblocking(name: str) -> bool:
     return name.split("_")[1].startswith("I")
 # Small and quick: I* pay IMB-IO's 10 ms CPU kernel per transfer.
 QUICK = ["-msglog", "0:3", "-time", "0.2", "-iter", "10,1,5"]
-
-
-@pytest.fixture(params=["disk", "tmpfs"])
-def io_dir(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
-    """An empty I/O directory on the disk (the test's tmp_path) or on /dev/shm; it must be
-    empty again after the test."""
-    if request.param == "disk":
-        path = tmp_path / "io"
-        path.mkdir()
-    else:
-        if not Path("/dev/shm").is_dir():
-            pytest.skip("no /dev/shm")
-        path = Path(f"/dev/shm/beff-test-{os.getpid()}-{tmp_path.name}")
-        path.mkdir()
-    yield path
-    left = sorted(p.name for p in path.iterdir())
-    for p in path.iterdir():
-        p.unlink()
-    path.rmdir()
-    assert left == []
 
 
 def run_io(nprocs: int, io_dir: Path, out: Path, *args: str,
