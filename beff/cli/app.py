@@ -120,6 +120,9 @@ def show(
     if record.attrs.get("status") == "running":
         typer.echo(f"beff: note: {path} is still being written, or its run was killed: "
                    f"showing the {len(record.measurements)} results written so far", err=True)
+    elif "status_note" in record.attrs:
+        typer.echo(f"beff: note: {path}: {record.attrs['status_note']}; showing the "
+                   f"{len(record.measurements)} results written before", err=True)
     if record.beffio is not None:
         _show_beffio(record, fmt)
         return

@@ -148,7 +148,7 @@ def run(MPI: types.ModuleType, prep: Prepared) -> None:
         attrs["io"] = io_record
     out = ResultFile(cfg.output or default_output())
     out.create(attrs, ranks, exclusive=not cfg.force)
-    _mpi.on_abort(lambda: out.finish("aborted"))
+    out.guard()
     stdout = terminal.console()
     stderr = terminal.console(stderr=True)
     fmt = cfg.format

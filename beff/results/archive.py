@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import secrets
 import shutil
+import socket
+import subprocess
 import time
 import types
 from collections.abc import Iterator
@@ -25,7 +28,7 @@ from beff.core.errors import BeffError
 
 if TYPE_CHECKING:
     from beff.core.config import RunConfig
-from beff.results import stats
+from beff.results import stats, watch
 from beff.results.beffio import BeffIORecord
 from beff.results.effbw import BeffRecord
 from beff.results.model import Measurement, RunRecord
@@ -77,6 +80,7 @@ class ResultFile:
         self.path = Path(path)
         self.count = 0
         self.run_id = secrets.token_hex(8)
+        self._watcher: subprocess.Popen[bytes] | None = None
 
     def create(self, attrs: dict[str, Any], ranks: list[dict[str, Any]],
                exclusive: bool = False) -> None:
@@ -161,13 +165,22 @@ class ResultFile:
         self.set_attrs(status=status,
                        finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
+    def guard(self) -> None:
+        """Rank 0, once the file exists: an exception here or a signal marks it aborted (the
+        abort hook), and so does a watcher process when this process is killed (a rank
+        failing on another host, or a killed job)."""
+        from beff.core import mpi as _mpi
+        from beff.results import watch
+
+        _mpi.on_abort(lambda: self.finish("aborted"))
+        self._watcher = watch.start(self.path, self.run_id)
+
 
 def start_run_file(MPI: types.ModuleType, cfg: RunConfig, ranks: list[dict[str, Any]],
                    **extra: Any) -> tuple[ResultFile, dict[str, Any]]:
     """Rank 0 of ``beff run`` and ``beff io``: the root attributes (run metadata, the whole
     configuration, placement, and ``extra``), the result file created with them, and the
     abort hook that marks it aborted."""
-    from beff.core import mpi as _mpi
     from beff.core.config import default_output
     from beff.core.metadata import placement, run_attrs
 
@@ -179,7 +192,7 @@ def start_run_file(MPI: types.ModuleType, cfg: RunConfig, ranks: list[dict[str, 
                  oversubscribed=where["oversubscribed"], **extra)
     out = ResultFile(cfg.output or default_output())
     out.create(attrs, ranks, exclusive=not cfg.force)
-    _mpi.on_abort(lambda: out.finish("aborted"))
+    out.guard()
     return out, attrs
 
 
@@ -440,4 +453,24 @@ def load(path: str | Path) -> RunRecord:
         elif "beff" in f and "summary" in f["beff"].attrs:
             # Schema 1 stored b_eff's derived figures as JSON; they are read as they were.
             record.beff_v1_summary = json.loads(_decode(f["beff"].attrs["summary"]))
+    if record.attrs.get("status") == "running" and writer_gone(record.ranks):
+        record.attrs["status"] = "aborted"
+        record.attrs["status_note"] = watch.NOTE  # and its watcher was killed too
     return record
+
+
+def writer_gone(ranks: list[dict[str, Any]]) -> bool:
+    """Whether rank 0, which writes the file, is known to have ended: it ran on this host
+    and its process is gone. From another host this cannot be told."""
+    if not ranks or ranks[0].get("host") != socket.gethostname():
+        return False
+    pid = int(ranks[0].get("pid") or 0)
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # alive, another user's
+    return False

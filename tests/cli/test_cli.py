@@ -78,7 +78,7 @@ def test_bad_input_exits_2_on_every_rank_quickly(nprocs: int, args: list[str], n
     assert len(errors) == 1, r.stderr  # rank 0 alone prints, exactly one line
     assert needle in errors[0]
     assert "Traceback" not in r.stderr
-    assert elapsed < 5.0
+    assert elapsed < 20.0  # 'within seconds'; about 1-2 s on a quiet machine
     assert not list(tmp_path.glob("*.h5"))
 
 

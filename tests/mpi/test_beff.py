@@ -142,7 +142,7 @@ def test_bad_run_options_exit_2(args: list[str], needle: str) -> None:
     r = mpirun(2, *QUICK, *args, timeout=30)
     assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr
     assert r.stderr.count("beff: error:") == 1
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 20  # about 1-2 s on a quiet machine
 
 
 def test_a_corrupted_message_aborts_with_a_detailed_report(tmp_path: Path) -> None:

@@ -10,8 +10,10 @@ import sys
 import time
 from pathlib import Path
 
+import h5py
 import pytest
 
+from beff.results import watch
 from beff.results.archive import load
 from tests.mpirun import (
     assert_watchdog_fired,
@@ -43,6 +45,30 @@ def test_exception_on_one_rank_aborts_the_job(nprocs: int, rank: int, tmp_path: 
     assert record.attrs["status"] == "aborted"  # rank 0 was told before MPI_Abort
 
 
+def stored_status(path: Path, wait_s: float = 20.0) -> tuple[str, str]:
+    """The status attributes on disk (not derived by load), once they leave 'running' (the
+    watcher acts just after rank 0 is gone), or as they are after ``wait_s``."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        with h5py.File(path, "r", locking=False) as f:
+            status, note = str(f.attrs["status"]), str(f.attrs.get("status_note", ""))
+        if status != "running" or time.monotonic() > deadline:
+            return status, note
+        time.sleep(0.2)
+
+
+def test_failure_on_a_rank_that_cannot_reach_rank_0_still_marks_the_file(tmp_path: Path) -> None:
+    """As when the failing rank is on another host: rank 0 gets no warning, MPI_Abort kills
+    it with SIGKILL, and the file's watcher marks the file aborted."""
+    out = tmp_path / "remote.h5"
+    r = mpirun(2, "imb", "mpi1", *QUICK, "PingPong", "Sendrecv", "-o", str(out), timeout=60,
+               env={"BEFF_TEST_FAIL": "1:Sendrecv", "BEFF_TEST_ROOT_ELSEWHERE": "1"})
+    assert r.returncode != 0 and "injected failure" in r.stderr
+    status, note = stored_status(out)
+    assert status == "aborted" and "without closing the file" in note
+    assert [m.benchmark for m in load(out).measurements] == ["PingPong"]
+
+
 def test_sigkill_halfway_leaves_every_completed_benchmark(tmp_path: Path) -> None:
     out = tmp_path / "killed.h5"
     cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog", "0:8",
@@ -66,7 +92,7 @@ def test_sigkill_halfway_leaves_every_completed_benchmark(tmp_path: Path) -> Non
     record = load(out)
     done = [m.benchmark for m in record.measurements]
     assert done[:3] == ["PingPong", "PingPing", "Sendrecv"]
-    assert record.attrs["status"] == "running"  # killed: never marked complete
+    assert stored_status(out) == ("aborted", watch.NOTE)  # by the watcher: never complete
     for m in record.measurements:
         assert m.times.shape[0] == len(m.sizes)
 

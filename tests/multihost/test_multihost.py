@@ -29,15 +29,17 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import h5py
 import numpy as np
 import pytest
 
-from beff.results import stats
+from beff.results import stats, watch
 from beff.results.archive import load
 from beff.results.effbw import beff_summary
 from beff.results.model import OK, Measurement
@@ -361,3 +363,28 @@ def test_beff_run_quick(cluster: Cluster, launch: Launch) -> None:
     assert min(shares) == 0 and max(shares) > 0, shares
     text = " ".join(show(path).split())
     assert "4 ranks on 2 node(s): hostA, hostB" in text and "b_eff" in text
+
+
+def test_a_failure_on_the_other_host_marks_the_file_aborted(cluster: Cluster,
+                                                            launch: Launch) -> None:
+    """Rank 2 (hostB) fails, so rank 0 (hostA) cannot be warned; its file still ends up
+    aborted, with what was measured."""
+    path = cluster.workdir / f"{launch.name}-remote-failure.h5"
+    argv = launch.job("imb", "mpi1", *IMB_QUICK, "PingPong", "Sendrecv", "-o", str(path))
+    if launch.name == "openmpi":  # PRRTE forwards only the variables named with -x
+        argv = [argv[0], "-x", "BEFF_TEST_FAIL", *argv[1:]]
+    r = cluster.on_head(argv, extra_env={"BEFF_TEST_FAIL": "2:Sendrecv"}, timeout=120)
+    assert r.returncode != 0, r.stdout
+    assert "error on rank 2" in r.stderr, r.stderr
+    deadline = time.monotonic() + 20
+    while True:  # the watcher acts just after rank 0 is gone
+        with h5py.File(path, "r", locking=False) as f:
+            status, note = str(f.attrs["status"]), str(f.attrs.get("status_note", ""))
+        if status != "running" or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    # hydra ends rank 0 with SIGKILL (the watcher marks the file); PRRTE sends SIGTERM first
+    # (rank 0 marks it itself, without the note)
+    assert status == "aborted", status
+    assert note == (watch.NOTE if launch.name == "mpich" else ""), note
+    assert [m.benchmark for m in load(path).measurements] == ["PingPong"]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -10,11 +12,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import h5py
 import pytest
 
 from beff.core.config import check_output_path, default_output
 from beff.core.errors import BeffError, UsageError
-from beff.results import archive
+from beff.results import archive, watch
 from beff.results.archive import ResultFile, load
 from tests.data.current_writer import ATTRS, RANKS, measurements
 
@@ -124,3 +127,44 @@ def test_output_paths_that_are_refused(tmp_path: Path, case: str, message: str) 
     if case in ("text", "result"):
         check_output_path(path, force=True)  # asked for: allowed
     assert text.read_text() == "keep me\n"
+
+
+def test_the_watcher_marks_only_a_running_file_of_its_own_run(tmp_path: Path) -> None:
+    out = ResultFile(tmp_path / "w.h5")
+    out.create({"command_line": ["beff"]}, [])
+    assert not watch.mark_if_running(out.path, "another-run")
+    assert h5py.File(out.path, "r").attrs["status"] == "running"
+    assert watch.mark_if_running(out.path, out.run_id)
+    with h5py.File(out.path, "r") as f:
+        assert (f.attrs["status"], f.attrs["status_note"]) == ("aborted", watch.NOTE)
+    done = ResultFile(tmp_path / "done.h5")
+    done.create({"command_line": ["beff"]}, [])
+    done.finish("complete")
+    assert not watch.mark_if_running(done.path, done.run_id)
+    assert not watch.mark_if_running(tmp_path / "missing.h5", "x")
+
+
+def test_the_watcher_acts_when_its_writer_dies(tmp_path: Path) -> None:
+    out = ResultFile(tmp_path / "w.h5")
+    out.create({"command_line": ["beff"]}, [])
+    proc = watch.start(out.path, out.run_id)
+    assert proc is not None and proc.stdin is not None
+    time.sleep(0.2)
+    assert h5py.File(out.path, "r", locking=False).attrs["status"] == "running"  # still waiting
+    proc.stdin.close()  # what the writer's death does to the pipe
+    assert proc.wait(timeout=60) == 0
+    assert load(out.path).attrs["status"] == "aborted"
+
+
+def test_a_reader_on_the_writers_host_tells_a_dead_writer(tmp_path: Path) -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    ranks = [{"rank": 0, "host": socket.gethostname(), "pid": int(dead.stdout)}]
+    out = ResultFile(tmp_path / "r.h5")
+    out.create({"command_line": ["beff"]}, ranks)
+    record = load(out.path)  # no watcher ran: the file says running, its writer is gone
+    assert record.attrs["status"] == "aborted" and record.attrs["status_note"] == watch.NOTE
+    ranks[0]["pid"] = os.getpid()  # a live writer
+    alive = ResultFile(tmp_path / "a.h5")
+    alive.create({"command_line": ["beff"]}, ranks)
+    assert load(alive.path).attrs["status"] == "running"

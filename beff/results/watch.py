@@ -1,0 +1,66 @@
+"""A result file's watcher: marks the file ``aborted`` when its writer dies without closing it.
+
+Rank 0 writes the result file. When a rank on another host fails, or the job is killed,
+MPI_Abort or the launcher ends rank 0 with SIGKILL, so rank 0 itself cannot record that its
+run ended. A small process, started by rank 0 in a session of its own, waits for the end of
+a pipe that only rank 0 holds; when rank 0 is gone, by any means, it reads the file's
+status, and a file still ``running`` that belongs to this run becomes ``aborted``. The
+watcher holds no output of the job and nothing of MPI, and uses no CPU while it waits.
+
+Run as ``python -m beff.results.watch PATH RUN_ID`` (by :func:`start` only).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+NOTE = ("the run ended without closing the file (it was killed, or a rank failed on another "
+        "host, which MPI_Abort answers with SIGKILL)")
+
+
+def start(path: Path, run_id: str) -> subprocess.Popen[bytes] | None:
+    """Start the watcher of ``path``; keep the returned object alive as long as the run."""
+    try:
+        return subprocess.Popen([sys.executable, "-m", "beff.results.watch", str(path), run_id],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, close_fds=True,
+                                start_new_session=True)
+    except OSError:
+        return None  # no watcher: a killed run's file then stays "running"
+
+
+def mark_if_running(path: Path, run_id: str) -> bool:
+    """Mark the file aborted if it is still ``running`` under ``run_id``; True if it did."""
+    import h5py
+
+    try:
+        with h5py.File(path, "r", locking=False) as f:  # never disturb another reader
+            if _text(f.attrs.get("run_id")) != run_id or \
+                    _text(f.attrs.get("status")) != "running":
+                return False
+        with h5py.File(path, "a") as f:
+            f.attrs["status"] = "aborted"
+            f.attrs["status_note"] = NOTE
+            f.attrs["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        return True
+    except (OSError, RuntimeError):
+        return False  # gone, or damaged beyond an attribute: leave it as it is
+
+
+def _text(value: object) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def main(argv: list[str]) -> int:
+    path, run_id = Path(argv[0]), argv[1]
+    while sys.stdin.buffer.read(4096):  # end of file: the writer is gone, however it ended
+        pass
+    mark_if_running(path, run_id)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
