@@ -60,6 +60,27 @@ def test_one_rank_has_no_pair(tmp_path: Path) -> None:
     assert [(m.benchmark, m.nprocs) for m in record.measurements] == [("Sendrecv", 1)]
 
 
+def test_one_rank_says_why_nothing_was_measured(tmp_path: Path) -> None:
+    out = tmp_path / "none.h5"
+    r = mpirun(1, "imb", "mpi1", *QUICK, "PingPong", "PingPing", "-o", str(out), timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert ("nothing was measured on 1 process: PingPong needs 2, PingPing needs 2; run with "
+            "more ranks") in " ".join(r.stderr.split())
+    assert load(out).measurements == []
+
+
+def test_check_finds_a_corrupted_message_in_the_bandwidth_benchmarks(tmp_path: Path) -> None:
+    out = tmp_path / "band.h5"
+    r = mpirun(2, "imb", "mpi1", *QUICK, "-window_size", "4", "--check", "Uniband", "Biband",
+               "-o", str(out), env={"BEFF_TEST_CORRUPT": "1"}, timeout=60)
+    assert r.returncode == 0, r.stderr
+    got = {m.benchmark: m for m in load(out).measurements}
+    assert set(got) == {"Uniband", "Biband"}
+    for m in got.values():
+        assert m.checked and m.defects is not None
+        assert int(m.defects[0]) == 0 and (m.defects[1:] > 0).all(), (m.benchmark, m.defects)
+
+
 def test_opt_in_benchmarks_and_message_rate(tmp_path: Path) -> None:
     names = ["Uniband", "Biband", "PingPongAnySource", "PingPingAnySource",
              "PingPongSpecificSource", "PingPingSpecificSource"]
