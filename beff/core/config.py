@@ -72,7 +72,7 @@ def _opt(default: Any, rule: Rule) -> Any:
 FAMILIES = ("common", "imb", "b_eff", "io")
 MAX_TIME_S = 86400.0  # a day: the upper bound of every time
 MAX_COUNT = 10**9  # the upper bound of every repetition or message count
-MAX_MSGLOG = 30  # messages up to 1 GiB (counts are C ints)
+MAX_MSGLOG = 34  # messages up to 16 GiB (beyond a C int count as blocks: core/counts.py)
 
 
 @dataclass

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from beff.core import capi
+from beff.core import capi, counts
 from beff.core import mpi as _mpi
 from beff.core.buffers import BufferSet, off_cache_slots
 from beff.core.config import RunConfig, stall_limit
@@ -103,6 +103,20 @@ class Ctx:
     def handle(self, obj: Any) -> int:
         """The C handle of an mpi4py object (communicator, datatype, op) for a compiled loop."""
         return capi.handle(obj)
+
+    def message(self, count: int, dtype: Any = None) -> tuple[int, int]:
+        """(count, datatype handle) of ``count`` elements of ``dtype`` (MPI_BYTE) for a loop:
+        beyond a C int, one element of a block type made for this size (:mod:`counts`)."""
+        dtype = self.MPI.BYTE if dtype is None else dtype
+        if count <= counts.limit():
+            return count, self.handle(dtype)
+        return 1, self.handle(self.block(dtype, count))
+
+    def block(self, dtype: Any, count: int) -> Any:
+        """A block type of ``count`` elements of ``dtype``, freed when this size ends."""
+        block = counts.block_type(self.MPI, dtype, count)
+        self.hold(block.Free)
+        return block
 
     def keep(self, *objs: Any) -> None:
         """Keep ``objs`` (arrays a compiled loop only knows by address) alive until this size
@@ -378,6 +392,10 @@ class Driver:
                     if verdict != OK:
                         status[i] = verdict
                         break
+                    if nbytes > counts.limit() and spec.suite not in counts.SUITES:
+                        raise CollectiveFailure(  # the same decision on every rank
+                            f"{nbytes} bytes exceed the {counts.limit()} of a C int count; "
+                            f"{spec.suite.upper()} messages that large are not supported yet")
                     ctx.defects = 0
                     ctx.n0 = n0
                     ctx.prepared = {}

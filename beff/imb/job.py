@@ -90,7 +90,7 @@ def fit_msglog(cfg: RunConfig) -> None:
     biggest = max(cfg.msglen)
     if biggest > 1 << MAX_MSGLOG:
         raise UsageError(f"message size {biggest} exceeds beff's limit of 2^{MAX_MSGLOG} bytes "
-                         "(1 GiB; larger counts need MPI-4 large-count calls)")
+                         "(16 GiB)")
     need = max(0, (biggest - 1).bit_length())
     if need <= cfg.msglog_max:
         return

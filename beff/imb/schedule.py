@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from beff.core.config import read_lines
+from beff.core.config import MAX_MSGLOG, read_lines
 from beff.core.errors import UsageError
 
 MIB = 1 << 20
@@ -43,7 +43,7 @@ def round_up(x: int, unit: int) -> int:
 
 
 def parse_msglog(text: str) -> tuple[int, int]:
-    """Parse ``-msglog [min:]max`` (a single value n means 0:n); max must be below 31."""
+    """Parse ``-msglog [min:]max`` (a single value n means 0:n); max at most MAX_MSGLOG."""
     parts = text.split(":")
     try:
         if len(parts) == 1:
@@ -58,8 +58,8 @@ def parse_msglog(text: str) -> tuple[int, int]:
         raise UsageError(f"-msglog values must be non-negative, got {text!r}")
     if lo > hi:
         raise UsageError(f"-msglog min must not exceed max, got {text!r}")
-    if hi >= 31:
-        raise UsageError(f"-msglog max must be less than 31, got {hi}")
+    if hi > MAX_MSGLOG:
+        raise UsageError(f"-msglog max must be at most {MAX_MSGLOG} (16 GiB messages), got {hi}")
     return lo, hi
 
 

@@ -62,7 +62,7 @@ CASES: list[tuple[str, list[str]]] = [
     ("config syntax", [*IMB, "--config", "{tmp}/broken.toml"]),
     ("config not utf-8", [*IMB, "--config", "{tmp}/latin.txt"]),
     ("config bad value", [*IMB, "--config", "{tmp}/fast.toml"]),
-    ("msgsize above 1 GiB", [*IMB, "-msgsize", "2684354560", "PingPong"]),
+    ("msgsize above 16 GiB", [*IMB, "-msgsize", "17179869185", "PingPong"]),
     ("msgsize above -msglog", [*IMB, "-msglog", "4", "-msgsize", "1024", "PingPong"]),
     ("msgsize text", [*IMB, "-msgsize", "x"]),
     ("msglen and msgsize", [*IMB, "-msglen", "{tmp}/lens.txt", "-msgsize", "8"]),

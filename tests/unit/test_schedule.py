@@ -30,12 +30,13 @@ def test_user_lengths_are_clamped_and_rounded_up() -> None:
     assert schedule.user_lengths([3, 5, 1 << 23], 22, unit=4) == [4, 8, 1 << 22]
 
 
-@pytest.mark.parametrize("text,expected", [("4", (0, 4)), ("3:7", (3, 7)), ("0:0", (0, 0))])
+@pytest.mark.parametrize("text,expected", [("4", (0, 4)), ("3:7", (3, 7)), ("0:0", (0, 0)),
+                                           ("31:34", (31, 34))])
 def test_parse_msglog(text: str, expected: tuple[int, int]) -> None:
     assert schedule.parse_msglog(text) == expected
 
 
-@pytest.mark.parametrize("text", ["9:3", "a", "1:2:3", "0:31", "-1:4"])
+@pytest.mark.parametrize("text", ["9:3", "a", "1:2:3", "0:35", "-1:4"])
 def test_parse_msglog_rejects(text: str) -> None:
     with pytest.raises(UsageError):
         schedule.parse_msglog(text)

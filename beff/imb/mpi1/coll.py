@@ -27,8 +27,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from beff.core import counts as counts_
 from beff.core.buffers import BufferSet
 from beff.core.capi import barrier_loop, loop
+from beff.core.errors import CollectiveFailure
 from beff.imb import check
 from beff.imb.driver import Ctx, Tally
 from beff.imb.registry import Kind, Runner, benchmark
@@ -47,6 +49,8 @@ NUMPY_TYPES: dict[str, np.dtype[Any]] = {
 # Which MPI call a collective loop makes (one compiled loop serves every benchmark).
 (ALLREDUCE, REDUCE, REDUCE_LOCAL, REDUCE_SCATTER, REDUCE_SCATTER_BLOCK, ALLGATHER, ALLGATHERV,
  GATHER, GATHERV, SCATTER, SCATTERV, ALLTOALL, ALLTOALLV, BCAST, BARRIER) = range(15)
+REDUCTIONS = frozenset({ALLREDUCE, REDUCE, REDUCE_LOCAL, REDUCE_SCATTER, REDUCE_SCATTER_BLOCK})
+VECTORS = frozenset({ALLGATHERV, GATHERV, SCATTERV, ALLTOALLV})  # with displacements
 
 
 @loop
@@ -141,13 +145,19 @@ class CallArgs(NamedTuple):
 def call_args(ctx: Ctx, call: int, sb: BufferSet, rb: BufferSet, t: DType,
               cnt: int) -> CallArgs:
     """:class:`CallArgs` for ``call`` with ``cnt`` elements per block; vector calls get equal
-    blocks (counts[i] = cnt, displs[i] = i * cnt)."""
+    blocks (counts[i] = cnt, displs[i] = i * cnt). Where a count or a displacement would pass
+    a C int, data move as one element of a block type per block (:mod:`beff.core.counts`)."""
     nprocs = ctx.size
+    dtype = t.mpi
+    if max(cnt, (nprocs - 1) * cnt if call in VECTORS else 0) > counts_.limit():
+        if call in REDUCTIONS:
+            raise CollectiveFailure(counts_.too_large_reduction(cnt))
+        dtype, cnt = ctx.block(t.mpi, cnt), 1
     counts = np.full(nprocs, cnt, dtype=np.int32)
     displs = (np.arange(nprocs, dtype=np.int64) * cnt).astype(np.int32)
     ctx.keep(counts, displs)
     return CallArgs(call, *sb.slots, *rb.slots, cnt, cnt, int(counts.ctypes.data),
-                    int(displs.ctypes.data), ctx.handle(t.mpi), ctx.handle(ctx.MPI.SUM),
+                    int(displs.ctypes.data), ctx.handle(dtype), ctx.handle(ctx.MPI.SUM),
                     ctx.handle(ctx.comm), nprocs, ctx.rank)
 
 

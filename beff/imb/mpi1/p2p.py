@@ -4,7 +4,7 @@ Each timed loop is compiled (:mod:`beff.core.capi`) and makes IMB 2021.11's C ca
 MPI_Send/MPI_Recv for PingPong, MPI_Isend + MPI_Recv + MPI_Wait for PingPing, and so on, with
 MPI_Wtime read once before and once after the whole loop. Under ``-off_cache`` the send and
 receive addresses step through their slots (slot i mod count), each buffer on its own, as in
-IMB. Data move as MPI_BYTE.
+IMB. Data move as MPI_BYTE (beyond a C int count, as one block: :mod:`beff.core.counts`).
 """
 
 from __future__ import annotations
@@ -138,17 +138,16 @@ def _pair(ctx: Ctx, nbytes: int, any_source: bool) -> tuple[Any, ...]:
 def _pingpong(ctx: Ctx, nbytes: int, any_source: bool) -> Iterator[Runner]:
     peer, src, rtag, sbufs, rbufs = _pair(ctx, nbytes, any_source)
     status, _ = ctx.scratch()
-    yield ctx.timed(pingpong_loop, int(ctx.rank == 0), *sbufs.slots, *rbufs.slots, nbytes,
-                    ctx.handle(ctx.MPI.BYTE), peer, src, rtag, ctx.handle(ctx.comm), status)
+    yield ctx.timed(pingpong_loop, int(ctx.rank == 0), *sbufs.slots, *rbufs.slots,
+                    *ctx.message(nbytes), peer, src, rtag, ctx.handle(ctx.comm), status)
     expected_bytes(ctx, rbufs, peer)
 
 
 def _pingping(ctx: Ctx, nbytes: int, any_source: bool) -> Iterator[Runner]:
     peer, src, rtag, sbufs, rbufs = _pair(ctx, nbytes, any_source)
     status, request = ctx.scratch(1, 1)
-    yield ctx.timed(pingping_loop, *sbufs.slots, *rbufs.slots, nbytes,
-                    ctx.handle(ctx.MPI.BYTE), peer, src, rtag, ctx.handle(ctx.comm), status,
-                    request)
+    yield ctx.timed(pingping_loop, *sbufs.slots, *rbufs.slots, *ctx.message(nbytes), peer,
+                    src, rtag, ctx.handle(ctx.comm), status, request)
     expected_bytes(ctx, rbufs, peer)
 
 
@@ -230,8 +229,8 @@ def sendrecv(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     sbufs, rbufs = ctx.buffers(nbytes), ctx.buffers(nbytes)
     fill_send(ctx, sbufs)
     status, _ = ctx.scratch()
-    yield ctx.timed(sendrecv_loop, *sbufs.slots, *rbufs.slots, nbytes, ctx.handle(ctx.MPI.BYTE),
-                    right, left, ctx.handle(ctx.comm), status)
+    yield ctx.timed(sendrecv_loop, *sbufs.slots, *rbufs.slots, *ctx.message(nbytes), right,
+                    left, ctx.handle(ctx.comm), status)
     expected_bytes(ctx, rbufs, left)
 
 
@@ -253,8 +252,8 @@ def exchange(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     fill_send(ctx, s_right)
     statuses, requests = ctx.scratch(2, 2)
     yield ctx.timed(exchange_loop, s_right.address, s_left.address, s_left.count, s_left.stride,
-                    r_left.address, r_right.address, r_left.count, r_left.stride, nbytes,
-                    ctx.handle(ctx.MPI.BYTE), right, left, ctx.handle(ctx.comm), statuses,
+                    r_left.address, r_right.address, r_left.count, r_left.stride,
+                    *ctx.message(nbytes), right, left, ctx.handle(ctx.comm), statuses,
                     requests, capi.handle_size())
     expected_bytes(ctx, r_left, left)
     expected_bytes(ctx, r_right, right)
@@ -276,7 +275,7 @@ def _window(ctx: Ctx, nbytes: int, both: bool) -> Iterator[Runner]:
     statuses, requests = ctx.scratch(2 * window, 2 * window)
     ack = 0 if both else (1 if sender else -1)
     yield ctx.timed(window_loop, int(sender or both), int(not sender or both), window,
-                    *sbufs.slots, *rbufs.slots, nbytes, ctx.handle(ctx.MPI.BYTE), peer, ack,
+                    *sbufs.slots, *rbufs.slots, *ctx.message(nbytes), peer, ack,
                     ack_buf.address, ctx.handle(ctx.comm), statuses, requests,
                     capi.handle_size())
     if ctx.cfg.check and nbytes and peer >= 0 and (not sender or both):
