@@ -1,12 +1,14 @@
 """The content of the golden files, written with beff's CURRENT writer (for the tests).
 
-The golden files of schema 2 were written once by the frozen ``golden_v2_writer.py``; the
+The golden files of schema 2 were written once by the frozen ``golden_v2_writer.py`` (and
+``golden_v2_beffio_writer.py``); the
 tests compare what this module writes today with them, group by group, so a change of the
 layout cannot pass unnoticed. (``golden-schema-v1.h5`` was written by the schema-1 writer.)
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -16,8 +18,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from beff.results.archive import ResultFile  # noqa: E402
+from beff.results.beffio import BeffIORecord  # noqa: E402
 from beff.results.effbw import BeffRecord  # noqa: E402
 from beff.results.model import OK, TIME_OUT, Measurement  # noqa: E402
+from tests.data import golden_v2_beffio_writer as frozen_io  # noqa: E402
 from tests.data import golden_v2_writer as frozen  # noqa: E402
 
 ATTRS = frozen.ATTRS
@@ -92,3 +96,22 @@ def write(path: Path) -> None:
     out.finish("complete")
 
 
+
+
+def beffio_record() -> BeffIORecord:
+    """The b_eff_io run of golden-schema-v2-beffio.h5."""
+    with h5py.File(Path(__file__).with_name("golden-schema-v2-beffio.h5"), "r") as f:
+        g = f["beffio"]
+        arrays = {k: g[k][()] for k in g if k != "uname"}
+        uname = [v.decode() for v in g["uname"][()]]
+        hints = json.loads(g.attrs["hints_used"])
+    scalars = dict(frozen_io.SCALARS)
+    return BeffIORecord(**scalars, uname=uname, hints_used=hints, **arrays)
+
+
+def write_beffio(path: Path) -> None:
+    out = ResultFile(path)
+    out.create(dict(ATTRS, command_line=["beff", "io", "-T", "16"], benchmarks=["b_eff_io"],
+                    nprocs=2), RANKS)
+    out.add_beff(beffio_record())
+    out.finish("complete")

@@ -10,7 +10,14 @@ from beff.results import stats
 from beff.results.archive import SCHEMA_VERSION, load
 from beff.results.beffio import BeffIORecord
 from beff.results.effbw import beff_summary
-from tests.data.current_writer import RANKS, beff_record, measurements, write, write_beff
+from tests.data.current_writer import (
+    RANKS,
+    beff_record,
+    measurements,
+    write,
+    write_beff,
+    write_beffio,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -75,7 +82,20 @@ def test_schema_2_golden_beff_file_derives_b_eff() -> None:
     assert summary["final_line"].endswith("on Linux golden 6 #1 x86_64")
 
 
-@pytest.mark.parametrize("name, writer", [("imb", write), ("beff", write_beff)])
+def test_schema_2_golden_beffio_file_derives_b_eff_io() -> None:
+    from beff.results.beffio import summarize
+
+    record = load(DATA / "golden-schema-v2-beffio.h5")
+    assert record.beffio is not None and record.beffio.uname[1] == "golden"
+    s = summarize(record.beffio)
+    # By hand: every pattern moves 1 MiB per process in 0.01 s, so every type, average, WR
+    # and b_eff_io is 104.8576 MB/s per process; the maximum is at n = 2.
+    assert s["per_partition"][0]["write_MBps"] == pytest.approx(104.8576)
+    assert s["b_eff_io_MBps"] == pytest.approx(209.7152) and s["nprocs_at_max"] == 2
+
+
+@pytest.mark.parametrize("name, writer", [("imb", write), ("beff", write_beff),
+                                          ("beffio", write_beffio)])
 def test_writer_produces_the_golden_structure(tmp_path: Path, name: str, writer: object) -> None:
     path = tmp_path / "now.h5"
     writer(path)  # type: ignore[operator]
