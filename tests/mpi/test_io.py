@@ -213,3 +213,16 @@ def test_full_file_system_mid_run(tmp_path: Path) -> None:
         assert list(mnt.iterdir()) == []
     finally:
         subprocess.run(["umount", str(mnt)])
+
+
+def test_drop_cache_is_applied_recorded_and_labelled(io_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "drop.h5"
+    run_io(2, io_dir, out, "--drop-cache", "S_Read_Indv", "P_Read_Expl", "C_Read_Shared",
+           "P_Write_Indv")
+    record = load(out)
+    assert record.attrs["io"]["drop_cache"] is True
+    labels = {m.benchmark: m.attrs["page_cache"] for m in record.measurements}
+    assert labels == {"S_Read_Indv": "dropped", "P_Read_Expl": "dropped",
+                      "C_Read_Shared": "dropped", "P_Write_Indv": ""}
+    for m in record.measurements:
+        assert all(s == OK for s in m.status), (m.benchmark, m.status)
