@@ -12,6 +12,7 @@ Run as ``python -m beff.results.watch PATH RUN_ID`` (by :func:`start` only).
 
 from __future__ import annotations
 
+import select
 import subprocess
 import sys
 import time
@@ -21,15 +22,27 @@ NOTE = ("the run ended without closing the file (it was killed, or a rank failed
         "host, which MPI_Abort answers with SIGKILL)")
 
 
+READY_S = 10.0
+
+
 def start(path: Path, run_id: str) -> subprocess.Popen[bytes] | None:
-    """Start the watcher of ``path``; keep the returned object alive as long as the run."""
+    """Start the watcher of ``path``; keep the returned object alive as long as the run.
+
+    Returns once the watcher is waiting (it says so on its own pipe): its start-up, some tens
+    of milliseconds of CPU, must not overlap the first measurement.
+    """
     try:
-        return subprocess.Popen([sys.executable, "-m", "beff.results.watch", str(path), run_id],
-                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+        proc = subprocess.Popen([sys.executable, "-m", "beff.results.watch", str(path), run_id],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, close_fds=True,
                                 start_new_session=True)
     except OSError:
         return None  # no watcher: a killed run's file then stays "running"
+    assert proc.stdout is not None
+    if select.select([proc.stdout], [], [], READY_S)[0]:
+        proc.stdout.read(1)
+    proc.stdout.close()
+    return proc
 
 
 def mark_if_running(path: Path, run_id: str) -> bool:
@@ -56,6 +69,8 @@ def _text(value: object) -> str:
 
 def main(argv: list[str]) -> int:
     path, run_id = Path(argv[0]), argv[1]
+    sys.stdout.buffer.write(b"R")  # ready: the writer may go on measuring
+    sys.stdout.buffer.flush()
     while sys.stdin.buffer.read(4096):  # end of file: the writer is gone, however it ended
         pass
     mark_if_running(path, run_id)
