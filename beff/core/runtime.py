@@ -13,7 +13,7 @@ import sys
 import time
 import types
 from collections.abc import Callable
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from beff.core import mpi as _mpi
 from beff.core.errors import UsageError
@@ -61,3 +61,23 @@ def run_job(thread_level: str, prepare: Callable[[types.ModuleType], T],
     # which aborts the whole job with errors.exit_code(exc): no rank is left waiting.
     job(MPI, payload[1])  # type: ignore[arg-type]
     sys.exit(0)
+
+
+def begin(MPI: types.ModuleType, timeout: float | None, backend: str,
+          everywhere: bool) -> tuple[list[dict[str, Any]] | None, dict[str, Any] | None,
+                                     str | None]:
+    """What every job does first after validation: the ``--timeout`` watchdog, the timed-loop
+    backend (its measured overhead, on rank 0, and a warning if it fell back), and each rank's
+    facts: on every rank with their node ids set (``everywhere``), else on rank 0 only."""
+    from beff.core import capi
+    from beff.core.metadata import collect_rank, placement
+
+    if timeout is not None:
+        _mpi.start_watchdog(timeout)
+    overhead, backend_warning = capi.start(backend)
+    world = MPI.COMM_WORLD
+    if not everywhere:
+        return world.gather(collect_rank(MPI), root=0), overhead, backend_warning
+    ranks = world.allgather(collect_rank(MPI))
+    placement(ranks)  # sets each rank's node id
+    return ranks, overhead, backend_warning

@@ -10,8 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from beff.core import capi, runtime, terminal
-from beff.core import mpi as _mpi
+from beff.core import runtime, terminal
 from beff.core.config import (
     RunConfig,
     build_config,
@@ -20,7 +19,6 @@ from beff.core.config import (
     thread_level_before_init,
 )
 from beff.core.errors import UsageError
-from beff.core.metadata import collect_rank, placement
 from beff.core.progress import make_progress
 from beff.effbw import measure as effbw
 from beff.render import beff as report_beff
@@ -76,11 +74,9 @@ def run(MPI: types.ModuleType, cfg: RunConfig) -> None:
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
     started = time.monotonic()
-    if cfg.timeout is not None:
-        _mpi.start_watchdog(cfg.timeout)
-    overhead, backend_warning = capi.start(cfg.backend)
-    ranks = world.allgather(collect_rank(MPI))
-    placement(ranks)  # every rank: sets each rank's node id (the cross-node shares)
+    # every rank's node id: the cross-node shares
+    ranks, overhead, backend_warning = runtime.begin(MPI, cfg.timeout, cfg.backend, True)
+    assert ranks is not None
     plan = world.bcast(effbw.make_plan(cfg, ranks) if rank == 0 else None, root=0)
     out: ResultFile | None = None
     attrs: dict[str, Any] = {}

@@ -9,8 +9,8 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
-from beff.core import capi, runtime, terminal
 from beff.core import mpi as _mpi
+from beff.core import runtime, terminal
 from beff.core.config import (
     MAX_MSGLOG,
     RunConfig,
@@ -21,7 +21,7 @@ from beff.core.config import (
     thread_level_before_init,
 )
 from beff.core.errors import UsageError
-from beff.core.metadata import collect_rank, placement, run_attrs
+from beff.core.metadata import placement, run_attrs
 from beff.core.progress import make_progress
 from beff.imb import args as imb_args
 from beff.imb.driver import Driver, counts_for, sizes_for
@@ -129,10 +129,7 @@ def run(MPI: types.ModuleType, prep: Prepared) -> None:
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
     specs = resolve(cfg.suite, cfg.benchmarks, cfg.include, cfg.exclude)
-    if cfg.timeout is not None:
-        _mpi.start_watchdog(cfg.timeout)
-    overhead, backend_warning = capi.start(cfg.backend)
-    ranks = world.gather(collect_rank(MPI), root=0)
+    ranks, overhead, backend_warning = runtime.begin(MPI, cfg.timeout, cfg.backend, False)
     io_record = io_run.start(MPI, cfg) if cfg.suite == "io" else {}
     if rank != 0:
         Driver(MPI, cfg).run_all(specs, lambda m: None)

@@ -9,8 +9,7 @@ import time
 import types
 from typing import Any
 
-from beff.core import capi, runtime, terminal
-from beff.core import mpi as _mpi
+from beff.core import runtime, terminal
 from beff.core.config import (
     RunConfig,
     build_config,
@@ -19,7 +18,6 @@ from beff.core.config import (
     thread_level_before_init,
 )
 from beff.core.errors import CollectiveFailure
-from beff.core.metadata import collect_rank, placement
 from beff.core.progress import make_progress
 from beff.effbw.measure import uname_fields
 from beff.io import beffio, loops
@@ -52,11 +50,9 @@ def run(MPI: types.ModuleType, cfg: RunConfig) -> None:
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
     started = time.monotonic()
-    if cfg.timeout is not None:
-        _mpi.start_watchdog(cfg.timeout)
-    overhead, backend_warning = capi.start(cfg.backend)
-    ranks = world.allgather(collect_rank(MPI))
-    placement(ranks)  # each rank's node id: the total memory counts every node once
+    # every rank's node id: the total memory counts every node once
+    ranks, overhead, backend_warning = runtime.begin(MPI, cfg.timeout, cfg.backend, True)
+    assert ranks is not None
     plan = world.bcast(beffio.make_plan(cfg, ranks) if rank == 0 else None, root=0)
     io_record = io_run.start(MPI, cfg, loops.precompile_beffio)
     out: ResultFile | None = None
