@@ -171,14 +171,15 @@ ROOT_GRACE_S = 1.0
 
 def _tell_root() -> None:
     # Rank 0 on another host is ended by MPI_Abort's SIGKILL; its file's watcher marks the
-    # file (beff.results.watch). The test hook stands for that case on one host.
-    if _root is None or _root[0] != socket.gethostname() or \
-            os.environ.get("BEFF_TEST_ROOT_ELSEWHERE"):
-        return
-    try:
-        os.kill(_root[1], signal.SIGTERM)
-    except OSError:
-        return
+    # file (beff.results.watch). The test hook stands for that case on one host. Either way
+    # this rank waits: the launcher must also forward its message across hosts before
+    # MPI_Abort tears the job down (hydra lost it once in a CI run).
+    if _root is not None and _root[0] == socket.gethostname() and \
+            not os.environ.get("BEFF_TEST_ROOT_ELSEWHERE"):
+        try:
+            os.kill(_root[1], signal.SIGTERM)
+        except OSError:
+            pass
     time.sleep(ROOT_GRACE_S)
 
 
