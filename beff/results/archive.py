@@ -44,8 +44,17 @@ FORMAT_NAME = "beff-results"
 JSON_ATTRS = ("command_line", "config", "config_sources", "versions", "mpi", "host", "env",
               "placement", "overhead", "warnings", "yield_settings", "workaround_settings",
               "benchmark_comments", "io")
-RANK_COLUMNS = {"rank": "1", "host": "", "cpus": "", "numa": "", "local_rank": "1",
-                "local_size": "1", "node": "1", "pid": "1", "memory_bytes": "B"}  # and units
+RANK_COLUMNS = {  # per world rank: units and description
+    "rank": ("1", "MPI_COMM_WORLD rank"),
+    "host": ("", "host name (gethostname)"),
+    "cpus": ("", "CPUs the rank may run on (its affinity mask, as a Linux cpulist)"),
+    "numa": ("", "NUMA nodes of those CPUs"),
+    "local_rank": ("1", "rank within its node (MPI_Comm_split_type SHARED)"),
+    "local_size": ("1", "ranks on its node (MPI_Comm_split_type SHARED)"),
+    "node": ("1", "node number: the nodes in the order of their lowest world rank"),
+    "pid": ("1", "process id"),
+    "memory_bytes": ("B", "physical memory of its host"),
+}
 
 _STR = h5py.string_dtype()
 FULL_DISK_BYTES = 1 << 20
@@ -101,13 +110,14 @@ class ResultFile:
         for key, value in attrs.items():
             f.attrs[key] = json.dumps(value, sort_keys=True) if key in JSON_ATTRS else value
         g = f.create_group("ranks")
-        for col, units in RANK_COLUMNS.items():
+        for col, (units, what) in RANK_COLUMNS.items():
             values = [r.get(col, "") for r in ranks]
             if values and isinstance(values[0], str):
                 d = g.create_dataset(col, data=np.array(values, dtype=object), dtype=_STR)
             else:
                 d = g.create_dataset(col, data=np.asarray(values, dtype=np.int64))
             d.attrs["units"] = units
+            d.attrs["description"] = what
         f.create_group("results")
 
     def _room(self, nbytes: int) -> None:

@@ -134,13 +134,15 @@ def test_beff_round_trip(tmp_path: Path) -> None:
     assert rec.seed == 7 and rec.short is True
 
 
-def test_every_dataset_has_units(tmp_path: Path) -> None:
-    for writer in (write, write_beff):
+def test_every_dataset_has_units_and_a_description(tmp_path: Path) -> None:
+    for writer in (write, write_beff, write_beffio):
         path = tmp_path / f"u-{writer.__name__}.h5"
         writer(path)
         with h5py.File(path, "r") as f:
             names = _datasets(f)
             assert names and [n for n in names if "units" not in f[n].attrs] == []
+            assert [n for n in names if not f[n].attrs.get("description")] == []
+            assert any(n.startswith(("beff/", "beffio/")) for n in names) == (writer != write)
             if "results/mpi1/PingPong/np2" in f:
                 g = f["results/mpi1/PingPong/np2"]
                 assert g["t_max"].attrs["units"] == "us"
