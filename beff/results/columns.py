@@ -53,12 +53,16 @@ def lookup(id: str) -> Column | None:
 
 def values(m: Measurement, ids: tuple[str, ...] | list[str],
            group: int | None = None) -> dict[str, np.ndarray]:
-    """Every known column of ``ids`` for ``m`` (and ``group``), one array per column."""
+    """Every known column of ``ids`` for ``m`` (and ``group``), one array per column; NaN
+    where the file lacks a metric the column needs (a file is shown, never refused)."""
     out = {}
     for cid in ids:
         col = COLUMNS.get(cid)
         if col is not None:
-            out[cid] = np.asarray(col.compute(m, group), dtype=np.float64)
+            try:
+                out[cid] = np.asarray(col.compute(m, group), dtype=np.float64)
+            except KeyError:
+                out[cid] = np.full(len(m.sizes), np.nan)
     return out
 
 

@@ -41,6 +41,16 @@ def test_show_renders_a_stored_file(fmt: str, needle: str) -> None:
     assert needle in r.stdout
 
 
+@pytest.mark.parametrize("fmt", ["table", "imb", "json", "csv"])
+def test_show_of_a_file_lacking_a_declared_metric_leaves_its_columns_empty(fmt: str) -> None:
+    """The schema-2 golden file's Overlap group stores t_CPU, not the t_cpu its overlap columns
+    compute from: those columns are empty, the rest of the file is shown."""
+    r = beff("show", str(DATA / "golden-schema-v2-imb.h5"), "--format", fmt,
+             env={"COLUMNS": "200"})
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert "Sendrecv" in r.stdout and "Overlap" in r.stdout
+
+
 def test_show_tells_hosts_and_intra_inter_labels() -> None:
     r = beff("show", str(GOLDEN))
     assert "hostA" in r.stdout and "hostB" in r.stdout and "intra-node" in r.stdout
@@ -154,10 +164,14 @@ def test_compare_b_eff_files_warns_and_says_which_is_better(tmp_path: Path) -> N
     shutil.copy(BEFF_GOLDEN, other)
     with h5py.File(other, "a") as f:
         f["beff"].attrs["memory_per_proc"] = 32 << 20
+        f["beff"].attrs["short"] = False
         f["beff/bw_min"][...] = f["beff/bw_min"][()] * 2  # twice the bandwidth
     r = beff("compare", str(BEFF_GOLDEN), str(other), env={"COLUMNS": "200"})
     assert r.returncode == 0, r.stderr
     assert "memory per process differs: 16777216 vs 33554432" in r.stdout
+    assert "mode differs: 'b_effSHORT' vs 'b_eff'" in r.stdout
+    same = beff("compare", str(BEFF_GOLDEN), str(BEFF_GOLDEN), env={"COLUMNS": "200"})
+    assert same.returncode == 0 and "differs" not in same.stdout
     rows = {ln.split("│")[1].strip(): ln for ln in r.stdout.splitlines() if ln.count("│") > 4}
     assert "2.000" in rows["b_eff_MBps"] and "better" in rows["b_eff_MBps"]
     assert "0.500" in rows["pingpong_latency_us"] and "better" in rows["pingpong_latency_us"]
