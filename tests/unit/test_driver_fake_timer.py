@@ -133,6 +133,22 @@ def test_multiple_np_and_auto_for_rooted(real_mpi: types.ModuleType) -> None:
     assert [n for _, n in clock.runs] == [1000, 500]  # no calibration runs
 
 
+def test_multiple_np_is_taken_by_any_benchmark_and_auto_is_dynamic_unless_rooted(
+        real_mpi: types.ModuleType) -> None:
+    clock = Clock(lambda nbytes: 1e-6)
+    m = measure(real_mpi, clock, spec(clock), msglen=[4, 1 << 20], msglog_max=20,
+                iter_policy="multiple_np", warm_up=False, batches=1)
+    assert m.repetitions.tolist() == [round(1000 * (1 << 20) / (4 + (1 << 20))), 500]
+    assert [n for _, n in clock.runs] == [1000, 500]
+    clock = Clock(lambda nbytes: 1e-6)
+    m = measure(real_mpi, clock, spec(clock), msglen=[4, 1 << 20], msglog_max=20,
+                iter_policy="auto", warm_up=False, batches=1, time=100.0)
+    # dynamic: msgspersample, capped at 1 MiB by OVERALL_VOL / X = 40 MiB / 1 MiB; each size
+    # calibrates first (1 iteration, then a test batch of 1000, within that cap too)
+    assert m.repetitions.tolist() == [1000, 40]
+    assert [n for _, n in clock.runs] == [1, 1000, 1000, 1, 40, 40]
+
+
 def test_user_sizes_never_grow_the_count(real_mpi: types.ModuleType) -> None:
     # cost grows with size; the list is out of order: the count must not grow with the size
     clock = Clock(lambda nbytes: 1e-4 * (1 + nbytes / 1024))
