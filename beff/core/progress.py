@@ -1,8 +1,17 @@
-"""A rich progress bar on stderr, on rank 0 only, never mixed into data output."""
+"""Progress on stderr, on rank 0 only, never mixed into data output.
+
+On the user's terminal it is a live rich bar. Elsewhere (``--progress`` into a pipe or a log,
+or a relay that forwards whole lines, as slurmstepd does under plain srun) it is a plain line
+at the first step and then at most every ``LINE_INTERVAL_S``: a bar redrawn in place would
+arrive late and garble the log.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import datetime
+import sys
+import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from rich.progress import (
@@ -16,27 +25,93 @@ from rich.progress import (
 
 from beff.core import terminal
 
+LINE_INTERVAL_S = 10.0
+
+
+class Bar:
+    """``bar(description)`` records one finished step; ``with bar.paused():`` wraps rank 0's
+    printing of a table or a warning. This base class shows nothing."""
+
+    def __call__(self, description: str) -> None:
+        pass
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Flushes stdout after the block, so that each table is out when printed."""
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+
+
+class LiveBar(Bar):
+    """A rich bar, redrawn in place; taken off the terminal while a table is printed, so
+    that the two never share a line."""
+
+    def __init__(self, progress: Progress, total: int) -> None:
+        self._progress = progress
+        self._task = progress.add_task("starting", total=total)
+
+    def __call__(self, description: str) -> None:
+        self._progress.update(self._task, advance=1, description=description)
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        self._progress.stop()  # transient: erases the bar
+        try:
+            with super().paused():
+                yield
+        finally:
+            self._progress.start()
+
+
+class LineBar(Bar):
+    """One line per ``LINE_INTERVAL_S`` (and at the first step): steps done, elapsed time and
+    an estimate of the time left."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.done = 0
+        self.started = time.monotonic()
+        self.last: float | None = None
+
+    def __call__(self, description: str) -> None:
+        self.done += 1
+        now = time.monotonic()
+        if self.last is not None and now - self.last < LINE_INTERVAL_S:
+            return
+        self.last = now
+        elapsed = now - self.started
+        left = elapsed / self.done * max(self.total - self.done, 0)
+        sys.stderr.write(f"progress: {self.done}/{self.total} {description}, "
+                         f"{_clock(elapsed)} elapsed, about {_clock(left)} left\n")
+        sys.stderr.flush()
+
+
+def _clock(seconds: float) -> str:
+    return str(datetime.timedelta(seconds=round(seconds)))
+
 
 @contextmanager
-def make_progress(enabled: bool | None, total: int) -> Iterator[Callable[[str], None]]:
-    """Yield ``advance(description)``; a no-op unless enabled.
+def make_progress(enabled: bool | None, total: int) -> Iterator[Bar]:
+    """Yield the :class:`Bar` of ``total`` steps.
 
-    By default it is enabled when the user's terminal is behind stderr, also under a launcher
+    By default progress is on when the user's terminal is behind stderr, also under a launcher
     (mpiexec hands ranks a pipe); ``--progress`` forces it (``--no-progress`` turns it off).
     """
-    if enabled is None:
-        enabled = terminal.is_terminal(2)
-    if not enabled or total <= 0:
-        yield lambda description: None
+    if enabled is False or total <= 0:
+        yield Bar()
+        return
+    on_terminal = terminal.is_terminal(2)
+    if not (enabled or on_terminal):
+        yield Bar()
+        return
+    if not on_terminal or terminal.line_relay():
+        yield LineBar(total)
         return
     console = terminal.console(stderr=True, force=True)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TimeRemainingColumn())
     with Progress(*columns, console=console, transient=True, redirect_stdout=False,
                   redirect_stderr=False) as progress:
-        task = progress.add_task("starting", total=total)
-
-        def advance(description: str) -> None:
-            progress.update(task, advance=1, description=description)
-
-        yield advance
+        yield LiveBar(progress, total)

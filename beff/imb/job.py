@@ -162,14 +162,15 @@ def run(MPI: types.ModuleType, prep: Prepared) -> None:
                 for s in specs)
     collected: list[Measurement] = []
 
-    with make_progress(cfg.progress, total) as advance:
+    with make_progress(cfg.progress, total) as bar:
 
         def emit(m: Measurement) -> None:
             if m.unsupported:  # one line, no table
                 out.add(m)
                 collected.append(m)
                 found.append(m.attrs["unsupported"])
-                report.print_warnings(stderr, found[-1:])
+                with bar.paused():
+                    report.print_warnings(stderr, found[-1:])
                 return
             m.attrs["map_rows"] = map_rows(cfg, m, world.Get_size())
             m.attrs["placement"] = report.placement_label(m, ranks)
@@ -179,17 +180,16 @@ def run(MPI: types.ModuleType, prep: Prepared) -> None:
             new = [w for w in warnings.result_warnings(attrs, m, m.attrs["placement_groups"])
                    if w not in found]
             found.extend(new)
-            report.print_warnings(stderr, new)
-            if fmt == "imb":
-                sys.stdout.write(report.imb_block(m))
-                sys.stdout.flush()
-            elif fmt == "csv":
-                sys.stdout.write(report.csv_text([m], header=False))
-                sys.stdout.flush()
-            elif fmt == "table":
-                stdout.print(report.rich_table(m, ranks))
+            with bar.paused():
+                report.print_warnings(stderr, new)
+                if fmt == "imb":
+                    sys.stdout.write(report.imb_block(m))
+                elif fmt == "csv":
+                    sys.stdout.write(report.csv_text([m], header=False))
+                elif fmt == "table":
+                    stdout.print(report.rich_table(m, ranks))
 
-        Driver(MPI, cfg, advance).run_all(specs, emit)
+        Driver(MPI, cfg, bar).run_all(specs, emit)
     if not collected:
         found.append(nothing_ran(specs, world.Get_size()))
         report.print_warnings(stderr, found[-1:])

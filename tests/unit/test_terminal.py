@@ -94,3 +94,103 @@ def test_without_a_launcher_the_own_stdout_decides(tmp_path: Path) -> None:
     with out.open("wb") as fh:  # "python" is no launcher: the child's pty is the terminal
         assert _show_through("python3", "pty", fh.fileno()) == 0
     assert "\x1b[" in out.read_text()
+
+
+# A stand-in for srun and slurmstepd: names itself, optionally listens on a TCP port (as srun
+# does on SLURM_SRUN_COMM_PORT) and starts a command with stdout and stderr each a pty, a pipe
+# or inherited, relaying what it writes to its own stdout and stderr.
+STANDIN = r"""
+import os, socket, subprocess, sys, threading
+name, listen, out_kind, err_kind, *cmd = sys.argv[1:]
+with open("/proc/self/comm", "w") as fh:
+    fh.write(name)
+env = dict(os.environ)
+if listen == "listen":
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    env["SLURM_SRUN_COMM_PORT"] = str(server.getsockname()[1])
+ends, relays = {}, []
+for fd, kind in ((1, out_kind), (2, err_kind)):
+    if kind == "pty":
+        master, slave = os.openpty()
+    elif kind == "pipe":
+        master, slave = os.pipe()
+    else:
+        continue
+    ends[fd] = slave
+    relays.append((master, fd))
+child = subprocess.Popen(cmd, stdout=ends.get(1), stderr=ends.get(2), env=env)
+for slave in ends.values():
+    os.close(slave)
+
+def relay(master, fd):
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            return
+        if not chunk:
+            return
+        os.write(fd, chunk)
+
+threads = [threading.Thread(target=relay, args=r) for r in relays]
+for t in threads:
+    t.start()
+code = child.wait()
+for t in threads:
+    t.join(timeout=10)
+sys.exit(code)
+"""
+
+PROBE = ("import json, sys; from beff.core import terminal as t; "
+         "open(sys.argv[1], 'w').write(json.dumps([t.is_terminal(1), t.is_terminal(2), "
+         "t.line_relay()]))")
+
+
+def _probe_under_slurm(tmp_path: Path, srun_out: str, srun_on_host: bool, task_out: str,
+                       task_err: str, pty_port: bool = False) -> list[bool]:
+    """is_terminal(1), is_terminal(2) and line_relay() of a task started by a stand-in
+    slurmstepd, itself started by a stand-in srun whose stdout and stderr are a file or a
+    terminal (``srun_out``); with ``srun_on_host`` False nothing listens on the port."""
+    import json
+
+    result = tmp_path / "probe.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    if pty_port:
+        env["SLURM_PTY_PORT"] = "1"
+    if not srun_on_host:
+        env["SLURM_SRUN_COMM_PORT"] = "1"  # nothing of ours listens on port 1
+    stepd = [sys.executable, "-c", STANDIN, "slurmstepd", "-", task_out, task_err,
+             sys.executable, "-c", PROBE, str(result)]
+    srun = [sys.executable, "-c", STANDIN, "srun", "listen" if srun_on_host else "-",
+            "inherit", "inherit", *stepd]
+    if srun_out == "file":
+        with (tmp_path / "srun.out").open("wb") as fh:
+            code = subprocess.run(srun, stdout=fh, stderr=fh, env=env, timeout=60).returncode
+    else:
+        master, slave = os.openpty()
+        try:
+            code = subprocess.run(srun, stdout=slave, stderr=slave, env=env,
+                                  timeout=60).returncode
+        finally:
+            os.close(slave)
+            os.close(master)
+    assert code == 0
+    found: list[bool] = json.loads(result.read_text())
+    return found
+
+
+def test_under_srun_on_this_host_its_descriptors_decide(tmp_path: Path) -> None:
+    # srun -u hands the task a pty on stdout: it is not the user's terminal when srun's
+    # output is a file, and it is when srun's output is a terminal
+    assert _probe_under_slurm(tmp_path, "file", True, "pty", "pipe") == [False, False, False]
+    assert _probe_under_slurm(tmp_path, "tty", True, "pty", "pipe") == [True, True, False]
+    # plain srun: pipes, and slurmstepd relays whole lines
+    assert _probe_under_slurm(tmp_path, "tty", True, "pipe", "pipe") == [True, True, True]
+
+
+def test_under_srun_elsewhere_only_a_pty_of_srun_pty_counts(tmp_path: Path) -> None:
+    assert _probe_under_slurm(tmp_path, "tty", False, "pty", "pipe") == [False, False, False]
+    assert _probe_under_slurm(tmp_path, "tty", False, "pty", "pty",
+                              pty_port=True) == [True, True, False]
