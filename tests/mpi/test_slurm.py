@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from beff.results.archive import load
-from tests.mpirun import is_open_mpi_cached, mpi_env
+from tests.mpirun import (
+    assert_watchdog_fired,
+    is_open_mpi_cached,
+    kill_group,
+    mpi_env,
+    stop_rank_and_wait,
+)
 
 
 def _slurm_up() -> bool:
@@ -25,15 +31,20 @@ def _slurm_up() -> bool:
     return "up" in out.split()
 
 
-pytestmark = pytest.mark.skipif(not _slurm_up() or is_open_mpi_cached(),
-                                reason="needs a running Slurm and MPICH (srun --mpi=pmi2)")
+pytestmark = [pytest.mark.mpi,
+              pytest.mark.skipif(not _slurm_up() or is_open_mpi_cached(),
+                                 reason="needs a running Slurm and MPICH (srun --mpi=pmi2)")]
 
 
-def srun(nprocs: int, *args: str, stdout: int | None = None,
-         timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    cmd = ["srun", "-n", str(nprocs), "--mpi=pmi2", sys.executable, "-m", "beff", *args]
-    return subprocess.run(cmd, stdout=stdout if stdout is not None else subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, timeout=timeout, env=mpi_env())
+def command(nprocs: int, *args: str) -> list[str]:
+    return ["srun", "-n", str(nprocs), "--mpi=pmi2", sys.executable, "-m", "beff", *args]
+
+
+def srun(nprocs: int, *args: str, stdout: int | None = None, timeout: float = 180,
+         env: dict[str, str | None] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command(nprocs, *args),
+                          stdout=stdout if stdout is not None else subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=timeout, env=mpi_env(env))
 
 
 def test_srun_run_to_a_file_with_progress_lines(tmp_path: Path) -> None:
@@ -56,3 +67,36 @@ def test_srun_bad_input_is_one_line_and_exit_2() -> None:
     assert r.returncode == 2
     ours = [ln for ln in r.stderr.splitlines() if not ln.startswith("srun: ")]
     assert len(ours) == 1 and ours[0].startswith("beff: error: "), r.stderr
+
+
+def test_srun_exception_on_one_rank_aborts_and_keeps_results(tmp_path: Path) -> None:
+    out = tmp_path / "abort.h5"
+    r = srun(2, "imb", "mpi1", "-msglog", "0:4", "-time", "0.2", "-iter", "20", "PingPong",
+             "Sendrecv", "-o", str(out), env={"BEFF_TEST_FAIL": "1:Sendrecv"}, timeout=60)
+    assert r.returncode != 0
+    assert "beff: error on rank 1: RuntimeError: injected failure" in r.stderr
+    record = load(out)
+    assert [m.benchmark for m in record.measurements] == ["PingPong"]
+    assert record.attrs["status"] == "aborted"
+
+
+def test_srun_stopped_rank_trips_the_watchdog(tmp_path: Path) -> None:
+    out = tmp_path / "stopped.h5"
+    proc = subprocess.Popen(
+        command(2, "imb", "mpi1", "-msglog", "0:12", "-time", "1", "--stall-timeout", "4",
+                "--format", "csv", "-o", str(out), "PingPong", "Sendrecv", "Exchange",
+                "Allreduce", "Alltoall", "Bcast"),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env(),
+        start_new_session=True)
+    assert proc.stdout is not None
+    try:
+        for line in proc.stdout:  # wait for the first finished benchmark
+            if line.startswith("mpi1,PingPong"):
+                break
+        err, waited = stop_rank_and_wait(proc, str(out))
+    finally:
+        kill_group(proc)
+    assert_watchdog_fired(proc, err, waited, 4)
+    record = load(out)
+    assert record.measurements[0].benchmark == "PingPong"
+    assert record.attrs["status"] == "aborted"
