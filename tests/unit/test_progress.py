@@ -34,7 +34,7 @@ def test_the_live_bar_is_erased_before_a_table_and_comes_back(
 def test_off_the_terminal_progress_is_plain_lines_at_most_every_interval(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     now = [100.0]
-    monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr("beff.core.progress.time.monotonic", lambda: now[0])
     monkeypatch.setattr(terminal, "is_terminal", lambda fd: False)
     with progress.make_progress(None, 4) as bar:  # not forced: nothing
         bar("a")
