@@ -215,6 +215,43 @@ def test_table_output_to_a_pipe_has_no_colour_and_progress_can_be_forced(tmp_pat
     assert shown.returncode == 0 and "Traceback" not in shown.stderr
 
 
+def test_from_a_terminal_mpiexec_shows_the_live_bar_by_default(tmp_path: Path) -> None:
+    """mpiexec's stdout and stderr are a terminal: the ranks get pipes (hydra) or a pty
+    (Open MPI), and rank 0 draws the bar and colours all the same."""
+    import threading
+
+    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", *QUICK,
+           "PingPong", "Sendrecv", "-o", str(tmp_path / "t.h5")]
+    if is_open_mpi_cached():
+        cmd.insert(1, "--oversubscribe")
+    master, slave = os.openpty()
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        code = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
+                              env=mpi_env({"TERM": "xterm-256color"}), timeout=120).returncode
+    finally:
+        os.close(slave)
+        reader.join(timeout=30)
+        os.close(master)
+    text = b"".join(chunks).decode(errors="replace")
+    assert code == 0, text
+    assert "━" in text and "\x1b[" in text and "MPI1 Sendrecv" in text
+    assert "progress: " not in text  # a live bar, not the lines of a log
+
+
 def test_two_runs_started_together_in_one_directory_keep_both(tmp_path: Path) -> None:
     cmd = [launcher(), "-n", "1", sys.executable, "-m", "beff", "imb", "mpi1", *QUICK,
            "PingPong", "Sendrecv", "--format", "csv"]
