@@ -13,7 +13,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -143,6 +145,60 @@ def stop_rank_and_wait(proc: subprocess.Popen[str], marker: str, rank: int = 1,
     stopped = time.monotonic()
     _, err = proc.communicate(timeout=timeout)
     return err, time.monotonic() - stopped
+
+
+def stop_a_rank_of(cmd: list[str], marker: str, ready_line: str | None = None,
+                   ready: Callable[[], bool] | None = None,
+                   timeout: float = 120) -> tuple[subprocess.Popen[str], str, float]:
+    """Start ``cmd``; once stdout shows a line starting with ``ready_line`` (or ``ready()``
+    holds), SIGSTOP world rank 1 and wait for the job to end (whatever is left is killed).
+    Returns the job, its stderr and the seconds it took after the stop."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=mpi_env(), start_new_session=True)
+    assert proc.stdout is not None
+    try:
+        if ready_line is not None:
+            for line in proc.stdout:
+                if line.startswith(ready_line):
+                    break
+        deadline = time.monotonic() + timeout
+        while ready is not None and not ready():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        err, waited = stop_rank_and_wait(proc, marker, timeout=timeout)
+    finally:
+        kill_group(proc)
+    return proc, err, waited
+
+
+def on_a_pty(cmd: list[str], env: dict[str, str], timeout: float = 120,
+             stderr_too: bool = True) -> tuple[int, str]:
+    """Run ``cmd`` with stdout (and stderr) on a fresh pseudo-terminal, as from a user's
+    terminal; returns its exit code and everything it wrote there."""
+    master, slave = os.openpty()
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the last writer is gone
+                return
+            if not chunk:
+                return
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        code = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=slave,
+                              stderr=slave if stderr_too else None, env=env,
+                              timeout=timeout).returncode
+    finally:
+        os.close(slave)
+        reader.join(timeout=30)
+        os.close(master)
+    return code, b"".join(chunks).decode(errors="replace")
 
 
 def assert_watchdog_fired(proc: subprocess.Popen[str], err: str, waited: float,

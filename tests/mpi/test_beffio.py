@@ -11,8 +11,8 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
+from typing import Any
 
 import h5py
 import numpy as np
@@ -24,11 +24,9 @@ from tests.mpirun import (
     assert_watchdog_fired,
     beff,
     is_open_mpi_cached,
-    kill_group,
     launcher,
-    mpi_env,
     mpirun,
-    stop_rank_and_wait,
+    stop_a_rank_of,
 )
 from tests.scratch import emptied, scratch_dir
 
@@ -39,11 +37,12 @@ FINAL = re.compile(r"^ b_eff_io = +[\d.]+ MB/s on \d+ processes with +\d+ MByte/
 
 
 def run_quick(nprocs: int, io_dir: Path, out: Path, *args: str,
-              env: dict[str, str | None] | None = None) -> dict:
+              env: dict[str, str | None] | None = None) -> dict[str, Any]:
     r = mpirun(nprocs, "io", "--quick", "--dir", str(io_dir), "-o", str(out), "--format",
                "json", *args, env=env, timeout=240)
     assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)["beffio"]
+    summary: dict[str, Any] = json.loads(r.stdout)["beffio"]
+    return summary
 
 
 def recompute(path: Path) -> tuple[float, int, list[float]]:
@@ -201,16 +200,8 @@ def test_a_stopped_rank_trips_the_watchdog(tmp_path: Path) -> None:
     cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "io", "-T", "60", "-N", "2",
            "--memory-per-proc", "256MiB", "--stall-timeout", "4", "--dir", str(io_dir),
            "-o", str(out), "--no-progress"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=mpi_env(), start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while not any(io_dir.iterdir()):  # the write phase has begun
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.1)
-        err, waited = stop_rank_and_wait(proc, str(out))
-    finally:
-        kill_group(proc)
+    # stop a rank once the write phase has begun
+    proc, err, waited = stop_a_rank_of(cmd, str(out), ready=lambda: any(io_dir.iterdir()))
     assert_watchdog_fired(proc, err, waited, 4)
     assert list(io_dir.iterdir()) == []
     assert load(out).attrs["status"] == "aborted"

@@ -22,7 +22,7 @@ from tests.mpirun import (
     launcher,
     mpi_env,
     mpirun,
-    stop_rank_and_wait,
+    stop_a_rank_of,
 )
 
 pytestmark = pytest.mark.mpi
@@ -159,16 +159,8 @@ def test_a_stopped_rank_trips_the_watchdog(tmp_path: Path) -> None:
     cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog", "0:12",
            "-time", "1", "--stall-timeout", "4", "--format", "csv", "-o", str(out), "PingPong",
            "PingPing", "Sendrecv", "Exchange", "Allreduce", "Alltoall", "Bcast"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=mpi_env(), start_new_session=True)
-    assert proc.stdout is not None and proc.stderr is not None
-    try:
-        for line in proc.stdout:  # wait for the first finished benchmark
-            if line.startswith("mpi1,PingPong"):
-                break
-        err, waited = stop_rank_and_wait(proc, str(out))
-    finally:
-        kill_group(proc)
+    # stop a rank after the first finished benchmark
+    proc, err, waited = stop_a_rank_of(cmd, str(out), ready_line="mpi1,PingPong")
     assert_watchdog_fired(proc, err, waited, 4)
     assert "most recent call first" in err
     record = load(out)

@@ -13,7 +13,7 @@ import pytest
 
 from beff.results import stats
 from beff.results.archive import load
-from tests.mpirun import beff, is_open_mpi_cached, launcher, mpi_env, mpirun
+from tests.mpirun import beff, is_open_mpi_cached, launcher, mpi_env, mpirun, on_a_pty
 
 pytestmark = pytest.mark.mpi
 QUICK = ["-msglog", "0:4", "-time", "1", "-iter", "50"]
@@ -218,35 +218,11 @@ def test_table_output_to_a_pipe_has_no_colour_and_progress_can_be_forced(tmp_pat
 def test_from_a_terminal_mpiexec_shows_the_live_bar_by_default(tmp_path: Path) -> None:
     """mpiexec's stdout and stderr are a terminal: the ranks get pipes (hydra) or a pty
     (Open MPI), and rank 0 draws the bar and colours all the same."""
-    import threading
-
     cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", *QUICK,
            "PingPong", "Sendrecv", "-o", str(tmp_path / "t.h5")]
     if is_open_mpi_cached():
         cmd.insert(1, "--oversubscribe")
-    master, slave = os.openpty()
-    chunks: list[bytes] = []
-
-    def drain() -> None:
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            chunks.append(chunk)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    try:
-        code = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
-                              env=mpi_env({"TERM": "xterm-256color"}), timeout=120).returncode
-    finally:
-        os.close(slave)
-        reader.join(timeout=30)
-        os.close(master)
-    text = b"".join(chunks).decode(errors="replace")
+    code, text = on_a_pty(cmd, mpi_env({"TERM": "xterm-256color"}))
     assert code == 0, text
     assert "━" in text and "\x1b[" in text and "MPI1 Sendrecv" in text
     assert "progress: " not in text  # a live bar, not the lines of a log

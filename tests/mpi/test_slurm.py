@@ -14,9 +14,8 @@ from beff.results.archive import load
 from tests.mpirun import (
     assert_watchdog_fired,
     is_open_mpi_cached,
-    kill_group,
     mpi_env,
-    stop_rank_and_wait,
+    stop_a_rank_of,
 )
 
 
@@ -82,20 +81,10 @@ def test_srun_exception_on_one_rank_aborts_and_keeps_results(tmp_path: Path) -> 
 
 def test_srun_stopped_rank_trips_the_watchdog(tmp_path: Path) -> None:
     out = tmp_path / "stopped.h5"
-    proc = subprocess.Popen(
-        command(2, "imb", "mpi1", "-msglog", "0:12", "-time", "1", "--stall-timeout", "4",
-                "--format", "csv", "-o", str(out), "PingPong", "Sendrecv", "Exchange",
-                "Allreduce", "Alltoall", "Bcast"),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env(),
-        start_new_session=True)
-    assert proc.stdout is not None
-    try:
-        for line in proc.stdout:  # wait for the first finished benchmark
-            if line.startswith("mpi1,PingPong"):
-                break
-        err, waited = stop_rank_and_wait(proc, str(out))
-    finally:
-        kill_group(proc)
+    cmd = command(2, "imb", "mpi1", "-msglog", "0:12", "-time", "1", "--stall-timeout", "4",
+                  "--format", "csv", "-o", str(out), "PingPong", "Sendrecv", "Exchange",
+                  "Allreduce", "Alltoall", "Bcast")
+    proc, err, waited = stop_a_rank_of(cmd, str(out), ready_line="mpi1,PingPong")
     assert_watchdog_fired(proc, err, waited, 4)
     record = load(out)
     assert record.measurements[0].benchmark == "PingPong"

@@ -11,94 +11,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
+from tests.mpirun import on_a_pty
+
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden-schema-v2-imb.h5"
 
-LAUNCHER = r"""
-import os, subprocess, sys
-name, channel, *cmd = sys.argv[1:]
-with open("/proc/self/comm", "w") as fh:
-    fh.write(name)
-if channel == "pty":
-    master, slave = os.openpty()
-    child = subprocess.Popen(cmd, stdout=slave)
-    os.close(slave)
-    read = lambda: os.read(master, 4096)
-else:
-    child = subprocess.Popen(cmd, stdout=subprocess.PIPE)
-    read = lambda: child.stdout.read1(4096)
-while True:
-    try:
-        chunk = read()
-    except OSError:  # EIO: the pty's last writer is gone
-        break
-    if not chunk:
-        break
-    os.write(1, chunk)
-sys.exit(child.wait())
-"""
-
-pytestmark = pytest.mark.skipif(not Path("/proc/self/comm").exists(), reason="needs Linux /proc")
-
-
-def _show_through(launcher: str, channel: str, stdout: int) -> int:
-    """Run `beff show GOLDEN` under the stand-in launcher; its own stdout is ``stdout``."""
-    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "200"}
-    for var in ("NO_COLOR", "FORCE_COLOR"):
-        env.pop(var, None)
-    cmd = [sys.executable, "-c", LAUNCHER, launcher, channel,
-           sys.executable, "-m", "beff", "show", str(GOLDEN)]
-    return subprocess.run(cmd, stdout=stdout, env=env, timeout=120).returncode
-
-
-def test_open_mpi_style_pty_to_a_file_has_no_colour(tmp_path: Path) -> None:
-    out = tmp_path / "out.txt"
-    with out.open("wb") as fh:
-        assert _show_through("prterun", "pty", fh.fileno()) == 0
-    text = out.read_text()
-    assert "PingPong" in text and "\x1b[" not in text
-
-
-def test_mpich_style_pipe_to_a_terminal_has_colour() -> None:
-    master, slave = os.openpty()
-    chunks: list[bytes] = []
-
-    def drain() -> None:
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                return
-            if not chunk:
-                return
-            chunks.append(chunk)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    try:
-        assert _show_through("mpiexec", "pipe", slave) == 0
-    finally:
-        os.close(slave)
-        reader.join(timeout=30)
-        os.close(master)
-    text = b"".join(chunks).decode(errors="replace")
-    assert "PingPong" in text and "\x1b[" in text
-
-
-def test_without_a_launcher_the_own_stdout_decides(tmp_path: Path) -> None:
-    out = tmp_path / "out.txt"
-    with out.open("wb") as fh:  # "python" is no launcher: the child's pty is the terminal
-        assert _show_through("python3", "pty", fh.fileno()) == 0
-    assert "\x1b[" in out.read_text()
-
-
-# A stand-in for srun and slurmstepd: names itself, optionally listens on a TCP port (as srun
-# does on SLURM_SRUN_COMM_PORT) and starts a command with stdout and stderr each a pty, a pipe
-# or inherited, relaying what it writes to its own stdout and stderr.
+# A stand-in launcher (prterun, mpiexec, srun or slurmstepd): names itself, optionally listens
+# on a TCP port (as srun does on SLURM_SRUN_COMM_PORT) and starts a command with stdout and
+# stderr each a pty, a pipe or inherited, relaying what it writes to its own stdout and stderr.
 STANDIN = r"""
 import os, socket, subprocess, sys, threading
 name, listen, out_kind, err_kind, *cmd = sys.argv[1:]
@@ -143,6 +66,46 @@ for t in threads:
 sys.exit(code)
 """
 
+pytestmark = pytest.mark.skipif(not Path("/proc/self/comm").exists(), reason="needs Linux /proc")
+
+
+def _show_through(launcher: str, channel: str) -> list[str]:
+    """`beff show GOLDEN` under a stand-in launcher that hands it a ``channel`` (pty or
+    pipe) on stdout."""
+    return [sys.executable, "-c", STANDIN, launcher, "-", channel, "inherit",
+            sys.executable, "-m", "beff", "show", str(GOLDEN)]
+
+
+def _env() -> dict[str, str]:
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "200"}
+    for var in ("NO_COLOR", "FORCE_COLOR"):
+        env.pop(var, None)
+    return env
+
+
+def test_open_mpi_style_pty_to_a_file_has_no_colour(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    with out.open("wb") as fh:
+        assert subprocess.run(_show_through("prterun", "pty"), stdout=fh, env=_env(),
+                              timeout=120).returncode == 0
+    text = out.read_text()
+    assert "PingPong" in text and "\x1b[" not in text
+
+
+def test_mpich_style_pipe_to_a_terminal_has_colour() -> None:
+    code, text = on_a_pty(_show_through("mpiexec", "pipe"), _env(), stderr_too=False)
+    assert code == 0
+    assert "PingPong" in text and "\x1b[" in text
+
+
+def test_without_a_launcher_the_own_stdout_decides(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    with out.open("wb") as fh:  # "python" is no launcher: the child's pty is the terminal
+        assert subprocess.run(_show_through("python3", "pty"), stdout=fh, env=_env(),
+                              timeout=120).returncode == 0
+    assert "\x1b[" in out.read_text()
+
+
 PROBE = ("import json, sys; from beff.core import terminal as t; "
          "open(sys.argv[1], 'w').write(json.dumps([t.is_terminal(1), t.is_terminal(2), "
          "t.line_relay()]))")
@@ -169,13 +132,7 @@ def _probe_under_slurm(tmp_path: Path, srun_out: str, srun_on_host: bool, task_o
         with (tmp_path / "srun.out").open("wb") as fh:
             code = subprocess.run(srun, stdout=fh, stderr=fh, env=env, timeout=60).returncode
     else:
-        master, slave = os.openpty()
-        try:
-            code = subprocess.run(srun, stdout=slave, stderr=slave, env=env,
-                                  timeout=60).returncode
-        finally:
-            os.close(slave)
-            os.close(master)
+        code, _ = on_a_pty(srun, env, timeout=60)
     assert code == 0
     found: list[bool] = json.loads(result.read_text())
     return found
