@@ -14,6 +14,7 @@ elsewhere, only ``srun --pty`` (SLURM_PTY_PORT) makes the rank's own terminal th
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
@@ -65,6 +66,7 @@ def _listening_inodes(port: int) -> set[str]:
     return found
 
 
+@functools.cache  # srun does not move, and scanning /proc once per job is enough
 def srun_on_this_host() -> int | None:
     """The pid of the srun that launched this Slurm step, if it runs on this host."""
     try:
@@ -101,6 +103,7 @@ def _slurm_fd_is_tty(fd: int) -> bool:
     return False
 
 
+@functools.cache  # asked for stdout, stderr and progress: the parents do not change
 def launcher() -> tuple[int, str] | None:
     """The pid and name of the launcher (or slurmstepd) above this process, if any."""
     pid: int | None = os.getppid()
