@@ -28,7 +28,7 @@ from beff.core.errors import BeffError
 
 if TYPE_CHECKING:
     from beff.core.config import RunConfig
-from beff.results import stats, watch
+from beff.results import atomic, stats, watch
 from beff.results.beffio import BeffIORecord
 from beff.results.effbw import BeffRecord
 from beff.results.model import Measurement, RunRecord
@@ -128,22 +128,23 @@ class ResultFile:
         except OSError:
             return
         if free < 2 * nbytes + FILE_OVERHEAD_BYTES // 4:
-            raise BeffError(f"disk full: {free:,} bytes free in {where}, the next result needs "
-                            f"about {nbytes:,}; the results written so far stay readable in "
-                            f"{self.path}")
+            raise BeffError(f"disk full: {free:,} bytes free in {where}, the next update "
+                            f"needs about {nbytes:,} (with a working copy of the file); the "
+                            f"results written so far stay readable in {self.path}")
 
     @contextlib.contextmanager
     def _update(self, nbytes: int) -> Iterator[h5py.File]:
-        self._room(nbytes)
+        """The file, open for one update that is all or nothing (:mod:`atomic`): a run
+        killed at any moment leaves the file as it was before the update or after it."""
         try:
-            with h5py.File(self.path, "a") as f:
+            self._room(nbytes + self.path.stat().st_size)  # the working copy, then the update
+            with atomic.updated(self.path) as copy, h5py.File(copy, "a") as f:
                 owner = _decode(f.attrs.get("run_id", ""))
                 if owner != self.run_id:
                     raise BeffError(f"{self.path} now belongs to another run (id {owner}); this "
                                     "run stops writing there (use a file of its own with -o)")
                 yield f
                 f.attrs["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-                f.flush()
         except (OSError, RuntimeError) as exc:  # h5py raises both
             raise BeffError(f"cannot write results to {self.path}: {_reason(self.path, exc)}") \
                 from exc

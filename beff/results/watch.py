@@ -4,7 +4,8 @@ Rank 0 writes the result file. When a rank on another host fails, or the job is 
 MPI_Abort or the launcher ends rank 0 with SIGKILL, so rank 0 itself cannot record that its
 run ended. A small process, started by rank 0 in a session of its own, waits for the end of
 a pipe that only rank 0 holds; when rank 0 is gone, by any means, it reads the file's
-status, and a file still ``running`` that belongs to this run becomes ``aborted``. The
+status, and a file still ``running`` that belongs to this run becomes ``aborted`` (and a
+working copy that rank 0 left, killed in an update, is removed: :mod:`beff.results.atomic`). The
 watcher holds no output of the job and nothing of MPI, and uses no CPU while it waits.
 
 Run as ``python -m beff.results.watch PATH RUN_ID`` (by :func:`start` only).
@@ -12,11 +13,14 @@ Run as ``python -m beff.results.watch PATH RUN_ID`` (by :func:`start` only).
 
 from __future__ import annotations
 
+import os
 import select
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from beff.results import atomic
 
 NOTE = ("the run ended without closing the file (it was killed, or a rank failed on another "
         "host, which MPI_Abort answers with SIGKILL)")
@@ -54,7 +58,7 @@ def mark_if_running(path: Path, run_id: str) -> bool:
             if _text(f.attrs.get("run_id")) != run_id or \
                     _text(f.attrs.get("status")) != "running":
                 return False
-        with h5py.File(path, "a") as f:
+        with atomic.updated(path) as copy, h5py.File(copy, "a") as f:
             f.attrs["status"] = "aborted"
             f.attrs["status_note"] = NOTE
             f.attrs["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -69,10 +73,12 @@ def _text(value: object) -> str:
 
 def main(argv: list[str]) -> int:
     path, run_id = Path(argv[0]), argv[1]
+    writer = os.getppid()  # started by the writer itself
     sys.stdout.buffer.write(b"R")  # ready: the writer may go on measuring
     sys.stdout.buffer.flush()
     while sys.stdin.buffer.read(4096):  # end of file: the writer is gone, however it ended
         pass
+    atomic.remove_copies(path, writer)  # a writer killed in an update leaves its copy
     mark_if_running(path, run_id)
     return 0
 

@@ -17,7 +17,7 @@ import pytest
 
 from beff.core.config import check_output_path, default_output
 from beff.core.errors import BeffError, UsageError
-from beff.results import archive, watch
+from beff.results import archive, atomic, watch
 from beff.results.archive import ResultFile, load
 from tests.data.current_writer import ATTRS, RANKS, measurements
 
@@ -86,6 +86,7 @@ def test_a_reader_polling_during_writes_does_not_disturb_the_writer(tmp_path: Pa
         reader.wait(timeout=30)
         collector.join(timeout=30)
     assert seen_while_running  # the reader saw the results while the file was being written
+    assert -1 not in reads  # and never a half-written file
     assert len(load(out.path).measurements) == 3
 
 
@@ -96,8 +97,42 @@ while True:
     try:
         print(len(load(sys.argv[1]).measurements), flush=True)
     except Exception:
-        pass  # a half-written group: a reader retries; the writer is never disturbed
+        print(-1, flush=True)  # the file could not be read
     time.sleep(0.02)
+"""
+
+
+def test_an_update_killed_midway_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    """SIGKILL in the middle of writing a result (after HDF5 has written part of it to disk):
+    the file is byte for byte what it was before, and the killed writer's working copy is
+    what its watcher removes."""
+    out = _started(tmp_path / "k.h5")
+    out.add(measurements()[0])
+    before = out.path.read_bytes()
+    child = subprocess.run([sys.executable, "-c", KILLED_IN_AN_UPDATE, str(out.path),
+                            out.run_id], capture_output=True, text=True, timeout=120)
+    assert child.returncode == -9, child.stderr
+    assert out.path.read_bytes() == before
+    assert [m.benchmark for m in load(out.path).measurements] == ["PingPong"]
+    pid = int(child.stdout)
+    assert atomic.remove_copies(out.path, pid) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.h5"]
+
+
+KILLED_IN_AN_UPDATE = """
+import os, signal, sys
+from beff.results import archive
+from tests.data.current_writer import measurements
+out = archive.ResultFile(sys.argv[1])
+out.run_id = sys.argv[2]
+write = archive.write_measurement
+def write_and_die(results, m, order):
+    write(results, m, order)
+    results.file.flush()  # part of the update is on disk
+    print(os.getpid(), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+archive.write_measurement = write_and_die
+out.add(measurements()[1])
 """
 
 
@@ -149,11 +184,17 @@ def test_the_watcher_acts_when_its_writer_dies(tmp_path: Path) -> None:
     out.create({"command_line": ["beff"]}, [])
     proc = watch.start(out.path, out.run_id)
     assert proc is not None and proc.stdin is not None
+    left = tmp_path / f"{atomic.copy_prefix(out.path, os.getpid())}7.tmp"
+    left.write_bytes(b"a working copy left by a writer killed in an update")
+    other = tmp_path / f"{atomic.copy_prefix(out.path, os.getpid() + 1)}7.tmp"
+    other.write_bytes(b"another writer's copy")
     time.sleep(0.2)
     assert h5py.File(out.path, "r", locking=False).attrs["status"] == "running"  # still waiting
+    assert left.exists()
     proc.stdin.close()  # what the writer's death does to the pipe
     assert proc.wait(timeout=60) == 0
     assert load(out.path).attrs["status"] == "aborted"
+    assert not left.exists() and other.exists()  # its writer's copy only
 
 
 def test_a_reader_on_the_writers_host_tells_a_dead_writer(tmp_path: Path) -> None:
