@@ -82,9 +82,10 @@ class LineBar(Bar):
             return
         self.last = now
         elapsed = now - self.started
-        left = elapsed / self.done * max(self.total - self.done, 0)
-        sys.stderr.write(f"progress: {self.done}/{self.total} {description}, "
-                         f"{_clock(elapsed)} elapsed, about {_clock(left)} left\n")
+        line = f"progress: {self.done}/{self.total} {description}, {_clock(elapsed)} elapsed"
+        if elapsed >= 1.0:  # below a second an estimate would read "about 0:00:00 left"
+            line += f", about {_clock(elapsed / self.done * (self.total - self.done))} left"
+        sys.stderr.write(line + "\n")
         sys.stderr.flush()
 
 

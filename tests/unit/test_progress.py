@@ -50,6 +50,10 @@ def test_off_the_terminal_progress_is_plain_lines_at_most_every_interval(
     assert lines == [
         "progress: 1/4 PingPong np=2 0 B, 0:00:02 elapsed, about 0:00:06 left",
         "progress: 3/4 PingPong np=2 2 B, 0:00:17 elapsed, about 0:00:06 left"]
+    with progress.make_progress(True, 400) as bar:
+        now[0] += 0.2
+        bar("PingPong np=2 0 B")  # too early to estimate the rest
+    assert capsys.readouterr().err == "progress: 1/400 PingPong np=2 0 B, 0:00:00 elapsed\n"
 
 
 def test_a_relay_of_whole_lines_gets_lines_even_on_a_terminal(
