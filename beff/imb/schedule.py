@@ -20,6 +20,8 @@ def imb_lengths(min_log: int, max_log: int, zero_size: bool = True, unit: int = 
     (IMB-EXT caps it at one 4-byte element, whatever min_log says)."""
     maxmsg = (1 << max_log) // unit * unit
     sizes = [0] if zero_size else []
+    if zero_size and maxmsg == 0:  # e.g. floats with -msglog 0:1: IMB stops after the 0 row
+        return sizes
     x = round_up((1 << min_log), unit)
     if first_cap is not None:
         x = round_up(min(x, first_cap), unit)

@@ -20,6 +20,9 @@ def test_msglog_3_7_matches_the_guide_example() -> None:
 def test_reduction_sizes_are_rounded_to_the_float_size() -> None:
     assert schedule.imb_lengths(0, 4, unit=4) == [0, 4, 8, 16]
     assert schedule.imb_lengths(2, 2, unit=4) == [0, 4]
+    # below one element everything rounds to 0: one row, as IMB prints (not 0 twice)
+    assert schedule.imb_lengths(0, 1, unit=4) == [0]
+    assert schedule.imb_lengths(0, 1, zero_size=False, unit=4) == [0]
 
 
 def test_zero_size_off_drops_the_zero_row() -> None:
