@@ -245,7 +245,9 @@ def resolve(suite: str, names: list[str], include: list[str],
             exclude: list[str]) -> list[BenchmarkSpec]:
     """IMB's selection: named benchmarks (case-insensitive) or the default list, +include -exclude.
 
-    The result keeps the suite's run order.
+    The order is IMB's: the -include names first, then the named benchmarks in the order
+    given (or the default list in the suite's order). A name given twice runs once (IMB runs
+    it twice, and the second result would replace the first in the file).
     """
     table = load_suite(suite)
 
@@ -255,11 +257,13 @@ def resolve(suite: str, names: list[str], include: list[str],
             raise UsageError(f"unknown benchmark {token!r} in suite {suite} (see `beff list`)")
         return spec
 
-    chosen = [lookup(n) for n in names] if names else [s for s in table.values() if s.default]
-    chosen += [lookup(n) for n in include]
+    chosen = [lookup(n) for n in include]
+    chosen += [lookup(n) for n in names] if names else [s for s in table.values() if s.default]
     dropped = {lookup(n).name for n in exclude}
-    order = {spec.name: i for i, spec in enumerate(table.values())}
-    unique = {spec.name: spec for spec in chosen if spec.name not in dropped}
+    unique: dict[str, BenchmarkSpec] = {}
+    for spec in chosen:
+        if spec.name not in dropped:
+            unique.setdefault(spec.name, spec)
     if not unique:
         raise UsageError("no benchmark left to run after -include/-exclude")
-    return sorted(unique.values(), key=lambda s: order[s.name])
+    return list(unique.values())

@@ -71,3 +71,18 @@ def test_config_json_round_trip() -> None:
     cfg = build_config({"map": (2, 2), "off_cache": (8.0, 64), "msglen": [1, 2]})
     back = RunConfig.from_json(cfg.to_json())
     assert back == cfg
+
+
+def test_benchmarks_run_in_imbs_order() -> None:
+    """IMB 2021.11 runs -include first, then the names as given (not the suite's order)."""
+    from beff.imb.registry import resolve
+
+    def names(*args: list[str]) -> list[str]:
+        return [spec.name for spec in resolve("mpi1", *args)]
+
+    assert names(["allreduce", "PingPong", "Allreduce"], ["Barrier", "Bcast"], []) == \
+        ["Barrier", "Bcast", "Allreduce", "PingPong"]  # a repeated name runs once
+    default = names([], [], [])
+    assert default[:2] == ["PingPong", "PingPing"]
+    assert names([], ["Uniband"], ["PingPing"]) == \
+        ["Uniband"] + [n for n in default if n != "PingPing"]
