@@ -21,6 +21,7 @@ from beff.core.errors import BeffError, exit_code
 
 _MPI: types.ModuleType | None = None
 _cleanup: list[Callable[[], None]] = []
+_again: list[Callable[[], None]] = []  # also run just before MPI_Abort (on_abort)
 _aborting = False
 
 RANK_ENV_VARS = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK",
@@ -129,9 +130,13 @@ def mpi() -> types.ModuleType:
     return _MPI
 
 
-def on_abort(func: Callable[[], None]) -> None:
-    """Run ``func`` (e.g. close the result file) before aborting the job."""
+def on_abort(func: Callable[[], None], again: bool = False) -> None:
+    """Run ``func`` (e.g. close the result file) before aborting the job; ``again``: run it
+    once more just before MPI_Abort, a moment later (to remove the benchmark files that the
+    other ranks, still running, created meanwhile)."""
     _cleanup.append(func)
+    if again:
+        _again.append(func)
 
 
 def abort(message: str, code: int = 1) -> None:
@@ -148,18 +153,22 @@ def abort(message: str, code: int = 1) -> None:
     sys.stderr.flush()
     _run_cleanup()
     if rank != 0:
-        _tell_root()
+        _tell_root()  # and waits ROOT_GRACE_S
+    elif _again:
+        time.sleep(ROOT_GRACE_S)
+    _run_cleanup(_again)
     MPI.COMM_WORLD.Abort(code)
     os._exit(code)
 
 
-def _run_cleanup() -> None:
-    for func in _cleanup:
+def _run_cleanup(funcs: list[Callable[[], None]] | None = None) -> None:
+    funcs = _cleanup if funcs is None else funcs
+    for func in funcs:
         try:
             func()
         except Exception:  # noqa: BLE001 - best effort while aborting
             pass
-    _cleanup.clear()
+    funcs.clear()
 
 
 # Rank 0's host and pid. MPI_Abort kills the other ranks with SIGKILL, so rank 0 could never

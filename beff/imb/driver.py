@@ -267,7 +267,7 @@ class Driver:
         Modes are run one after the other, as IMB lists a benchmark once per mode. Any failed
         size (time-out, out-of-mem) ends the benchmark in that mode, later counts included.
         """
-        _injected_fault(spec.name, self.world.Get_rank())
+        injected_fault(spec.name, self.world.Get_rank())
         self.current = spec
         missing = [name for name in spec.requires if not capi.has(name)]
         if spec.requires and self.world.allreduce(bool(missing), op=self.MPI.LOR):
@@ -523,8 +523,9 @@ class Driver:
         return int(comm.bcast(max(1, n), root=0))
 
 
-def _injected_fault(benchmark: str, rank: int) -> None:
-    """Test-only hook: ``BEFF_TEST_FAIL=RANK:BENCHMARK`` raises on that rank at that benchmark."""
+def injected_fault(benchmark: str, rank: int) -> None:
+    """Test-only hook: ``BEFF_TEST_FAIL=RANK:BENCHMARK`` raises on that rank at that benchmark
+    (IMB-IO also at ``BENCHMARK/file``: once the benchmark's files exist)."""
     target = os.environ.get("BEFF_TEST_FAIL")
     if target and target.lower() == f"{rank}:{benchmark}".lower():
         raise RuntimeError(f"injected failure (BEFF_TEST_FAIL={target})")

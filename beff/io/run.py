@@ -15,8 +15,10 @@ import errno
 import os
 import secrets
 import socket
+import threading
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -106,18 +108,44 @@ def start(MPI: types.ModuleType, cfg: RunConfig,
     if not cfg.keep_files:
         # Every rank removes what it can see (node-local directories included); missing
         # files are fine.
-        _mpi.on_abort(remove_files)
+        _mpi.on_abort(remove_files, again=True)
         atexit.register(remove_files)
     return record
 
 
+# A rank's clean-up may run on another thread (rank 0's signal thread) while the main thread
+# is opening a benchmark file: a file created after the removal would be left behind. So a
+# file is created only under this lock, and never once the run's files were removed.
+_create_lock = threading.Lock()
+_removed = False
+LOCK_WAIT_S = 2.0  # an open stuck in a collective with a failed rank holds the lock
+
+
+@contextmanager
+def _creating() -> Iterator[None]:
+    """Held while this rank may create a file of the run; after :func:`remove_files` the
+    rank creates none: it waits to be ended (it is going down with the job)."""
+    with _create_lock:
+        if _removed:
+            threading.Event().wait(60)
+            raise RuntimeError("the run's files were removed: no new file is created")
+        yield
+
+
 def remove_files() -> None:
     """Delete this run's files (every exit path but SIGKILL)."""
-    if _RUN is not None:
-        try:
-            _RUN.files.remove_all()
-        except OSError:
-            pass  # going down anyway: never mask the reason with a cleanup error
+    global _removed
+    if _RUN is None:
+        return
+    locked = _create_lock.acquire(timeout=LOCK_WAIT_S)
+    _removed = True
+    try:
+        _RUN.files.remove_all()
+    except OSError:
+        pass  # going down anyway: never mask the reason with a cleanup error
+    finally:
+        if locked:
+            _create_lock.release()
 
 
 def info() -> Info:
@@ -169,7 +197,7 @@ def write_content(path: Path, nbytes: int) -> None:
     """Write ``nbytes`` of the read benchmarks' content (see imbio.content) and sync."""
     from beff.io.imbio import content
 
-    with open(path, "wb") as fd:
+    with _creating(), open(path, "wb") as fd:
         for offset in range(0, nbytes, CHUNK):
             fd.write(content(offset, min(CHUNK, nbytes - offset)).tobytes())
         fd.flush()
@@ -212,8 +240,12 @@ def open_file(group: Comm, fcomm: Comm, path: Path, amode: int, what: str) -> Fi
     collectively over ``group``."""
     MPI = _mpi.mpi()
     box: list[File] = []
-    collective(group, lambda: box.append(MPI.File.Open(fcomm, str(path), amode, info())),
-               f"{what}: MPI_File_open {path.name}")
+
+    def open_() -> None:
+        with _creating():
+            box.append(MPI.File.Open(fcomm, str(path), amode, info()))
+
+    collective(group, open_, f"{what}: MPI_File_open {path.name}")
     return box[0]
 
 

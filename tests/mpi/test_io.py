@@ -1,7 +1,7 @@
 """IMB-IO under real MPI at 1-4 ranks, on the disk and on a tmpfs: every benchmark, --check
 (clean and with an injected defect), a file system that fills up mid-run, bad --io-dir, the
-removal of a killed run's files, and the IMB layout. After every test the I/O directory holds
-no files."""
+removal of a killed or failed run's files, and the IMB layout. After every test the I/O
+directory holds no files."""
 
 from __future__ import annotations
 
@@ -159,6 +159,25 @@ def test_killed_runs_files_are_removed(tmp_path: Path) -> None:
     assert not stale.exists() and other.exists()
     assert load(tmp_path / "k.h5").attrs["io"]["stale_removed"] == [stale.name]
     other.unlink()
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_an_exception_on_a_rank_removes_every_ranks_files(rank: int, tmp_path: Path) -> None:
+    """One rank fails once both ranks have their own file of P_Read_Priv. The other rank goes
+    on (it may open, and so create again, its file) until MPI_Abort kills it, so the failing
+    rank removes the run's files, and once more just before MPI_Abort."""
+    io_dir = tmp_path / "io"
+    io_dir.mkdir()
+    out = tmp_path / "f.h5"
+    r = mpirun(2, "imb", "io", *QUICK, "--io-dir", str(io_dir), "-npmin", "2",
+               "P_Write_Priv", "P_Read_Priv", "-o", str(out),
+               env={"BEFF_TEST_FAIL": f"{rank}:P_Read_Priv/file"}, timeout=120)
+    assert r.returncode != 0
+    assert f"error on rank {rank}: RuntimeError: injected failure" in r.stderr
+    assert sorted(io_dir.iterdir()) == []
+    record = load(out)
+    assert {m.benchmark for m in record.measurements} == {"P_Write_Priv"}
+    assert record.attrs["status"] == "aborted"
 
 
 def test_keep_files_keeps_them(tmp_path: Path) -> None:
