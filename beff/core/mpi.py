@@ -161,6 +161,15 @@ def abort(message: str, code: int = 1) -> None:
     os._exit(code)
 
 
+def injected_fault(benchmark: str, rank: int) -> None:
+    """Test-only hook: ``BEFF_TEST_FAIL=RANK:BENCHMARK`` raises on that rank at that benchmark
+    (IMB-IO also at ``BENCHMARK/file`` once the benchmark's files exist, b_eff_io at
+    ``b_eff_io/TYPE`` once the file of a pattern type is open)."""
+    target = os.environ.get("BEFF_TEST_FAIL")
+    if target and target.lower() == f"{rank}:{benchmark}".lower():
+        raise RuntimeError(f"injected failure (BEFF_TEST_FAIL={target})")
+
+
 def _run_cleanup(funcs: list[Callable[[], None]] | None = None) -> None:
     funcs = _cleanup if funcs is None else funcs
     for func in funcs:

@@ -9,7 +9,6 @@ Kernels never see the schedule; they only run n iterations and return the timed 
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 import types
 from collections.abc import Callable, Sequence
@@ -267,7 +266,7 @@ class Driver:
         Modes are run one after the other, as IMB lists a benchmark once per mode. Any failed
         size (time-out, out-of-mem) ends the benchmark in that mode, later counts included.
         """
-        injected_fault(spec.name, self.world.Get_rank())
+        _mpi.injected_fault(spec.name, self.world.Get_rank())
         self.current = spec
         missing = [name for name in spec.requires if not capi.has(name)]
         if spec.requires and self.world.allreduce(bool(missing), op=self.MPI.LOR):
@@ -522,13 +521,6 @@ class Driver:
             n = min(n0, n_prev, t_sample)
         return int(comm.bcast(max(1, n), root=0))
 
-
-def injected_fault(benchmark: str, rank: int) -> None:
-    """Test-only hook: ``BEFF_TEST_FAIL=RANK:BENCHMARK`` raises on that rank at that benchmark
-    (IMB-IO also at ``BENCHMARK/file``: once the benchmark's files exist)."""
-    target = os.environ.get("BEFF_TEST_FAIL")
-    if target and target.lower() == f"{rank}:{benchmark}".lower():
-        raise RuntimeError(f"injected failure (BEFF_TEST_FAIL={target})")
 
 
 def msgrate_factor(spec: BenchmarkSpec, cfg: RunConfig, np_: int) -> float:

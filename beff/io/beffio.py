@@ -13,6 +13,7 @@ run (beff.io.fs.RunFiles), removed on every exit path.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import types
@@ -298,10 +299,12 @@ class BeffIO:
         if self.plan.unique:
             amode |= MPI.MODE_UNIQUE_OPEN
         fcomm = MPI.COMM_SELF if t == 2 else comm
-        seconds, err = loops.beffio_open(capi.handle(comm), capi.handle(fcomm),
-                                         int(cname.ctypes.data), amode,
-                                         capi.handle(run.info()), self.fh)
+        with run.creating() if a == WRITE else contextlib.nullcontext():
+            seconds, err = loops.beffio_open(capi.handle(comm), capi.handle(fcomm),
+                                             int(cname.ctypes.data), amode,
+                                             capi.handle(run.info()), self.fh)
         run.agree_on(comm, err, f"b_eff_io {TYPES[t]}: MPI_File_open {path.name}")
+        _mpi.injected_fault(f"b_eff_io/{TYPES[t]}", MPI.COMM_WORLD.Get_rank())
         res.t_open[t] = seconds
         fh = int(self.fh[0])
         if me == 0:

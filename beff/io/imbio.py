@@ -36,9 +36,10 @@ from typing import Any
 import numpy as np
 
 from beff.core import capi, cpu
+from beff.core import mpi as _mpi
 from beff.core.errors import CollectiveFailure
 from beff.imb import check
-from beff.imb.driver import Ctx, injected_fault
+from beff.imb.driver import Ctx
 from beff.imb.registry import (
     AGGREGATE,
     NON_AGGREGATE,
@@ -150,7 +151,7 @@ def _file_setup(bench: str, rw: int, private: bool = False,
                 run.write_content(path, share)
 
         run.collective(ctx.comm, prepare if writer else None, f"{bench}: preparing the file")
-        injected_fault(f"{bench}/file", ctx.MPI.COMM_WORLD.Get_rank())
+        _mpi.injected_fault(f"{bench}/file", ctx.MPI.COMM_WORLD.Get_rank())
         cached = rw == READ
         if rw == READ and ctx.cfg.drop_cache:
             run.collective(ctx.comm, (lambda: run.drop_cache(path)) if writer else None,

@@ -122,7 +122,7 @@ LOCK_WAIT_S = 2.0  # an open stuck in a collective with a failed rank holds the 
 
 
 @contextmanager
-def _creating() -> Iterator[None]:
+def creating() -> Iterator[None]:
     """Held while this rank may create a file of the run; after :func:`remove_files` the
     rank creates none: it waits to be ended (it is going down with the job)."""
     with _create_lock:
@@ -197,7 +197,7 @@ def write_content(path: Path, nbytes: int) -> None:
     """Write ``nbytes`` of the read benchmarks' content (see imbio.content) and sync."""
     from beff.io.imbio import content
 
-    with _creating(), open(path, "wb") as fd:
+    with creating(), open(path, "wb") as fd:
         for offset in range(0, nbytes, CHUNK):
             fd.write(content(offset, min(CHUNK, nbytes - offset)).tobytes())
         fd.flush()
@@ -242,7 +242,7 @@ def open_file(group: Comm, fcomm: Comm, path: Path, amode: int, what: str) -> Fi
     box: list[File] = []
 
     def open_() -> None:
-        with _creating():
+        with creating():
             box.append(MPI.File.Open(fcomm, str(path), amode, info()))
 
     collective(group, open_, f"{what}: MPI_File_open {path.name}")

@@ -191,6 +191,21 @@ def test_full_file_system(tmp_path: Path) -> None:
         subprocess.run(["umount", str(mnt)])
 
 
+@pytest.mark.parametrize("rank", [0, 1])
+def test_an_exception_on_a_rank_removes_every_ranks_files(rank: int, tmp_path: Path) -> None:
+    """One rank fails with its own file of the "separated" type open; the other rank goes on
+    until MPI_Abort ends it. No file of the run is left, and the file says aborted."""
+    io_dir = tmp_path / "io"
+    io_dir.mkdir()
+    out = tmp_path / "f.h5"
+    r = mpirun(2, "io", "--quick", "--dir", str(io_dir), "-o", str(out),
+               env={"BEFF_TEST_FAIL": f"{rank}:b_eff_io/separated"}, timeout=120)
+    assert r.returncode != 0
+    assert f"error on rank {rank}: RuntimeError: injected failure" in r.stderr
+    assert sorted(io_dir.iterdir()) == []
+    assert load(out).attrs["status"] == "aborted"
+
+
 def test_a_stopped_rank_trips_the_watchdog(tmp_path: Path) -> None:
     """SIGSTOP one rank in the write phase: rank 0's guard fires within --stall-timeout,
     aborts the job and removes the scratch files."""
