@@ -32,3 +32,13 @@ def test_buffer_set_views_are_disjoint() -> None:
     addresses = [v.ctypes.data for v in s.views]
     assert len(set(addresses)) == s.count
     assert all(np.diff(addresses) >= 100)
+
+
+def test_imb_buffers_below_the_mmap_threshold_start_on_a_cache_line() -> None:
+    """Where numpy's heap puts them (16 B past a line), MPICH's nonblocking reductions ran
+    at half IMB's speed at 64 KiB (see BufferSet)."""
+    for nbytes in (1, 1000, 65536, (128 << 10) - 1):
+        sets = [BufferSet(nbytes, fill=5) for _ in range(4)]
+        assert all(s.address % 64 == 0 and (s[0] == 5).all() for s in sets)
+    big = BufferSet(1 << 20)  # mapped as malloc would: page-aligned, no hugepage advice
+    assert big.address % 4096 == 0
