@@ -1,8 +1,8 @@
 """The HDF5 result archive: one self-describing, schema-versioned file per run.
 
-Written by world rank 0 only. The file is re-opened and closed for every benchmark result,
-so a run killed at any point between two benchmarks leaves a readable file holding every
-completed one. The schema is documented in ``share/schema/``.
+Written by world rank 0 only. Every update (a benchmark result, a status) is made on a copy
+that then replaces the file (:mod:`beff.results.atomic`), so a run killed at any point, even
+inside a write, leaves a readable file holding every completed result. The schema is documented in ``share/schema/``.
 """
 
 from __future__ import annotations
