@@ -18,8 +18,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 BIN = Path(sys.executable).parent
+
+if TYPE_CHECKING:
+    from beff.results.model import RunRecord
 
 
 def launcher() -> str:
@@ -209,3 +213,16 @@ def assert_watchdog_fired(proc: subprocess.Popen[str], err: str, waited: float,
     fired = "beff: watchdog on rank 0:" in err and f"made no progress for {guard_s} s" in err
     assert fired or f"Timeout (0:00:{guard_s + 10})!" in err, err
     assert waited < 60  # the guard; aborting an oversubscribed job takes a few seconds more
+
+
+def assert_failed_without_files(r: Result, rank: int, io_dir: Path, out: Path) -> RunRecord:
+    """The injected failure on ``rank`` ended the job, no file of the run is left in
+    ``io_dir``, and the result file says aborted; returns its record."""
+    from beff.results.archive import load
+
+    assert r.returncode != 0
+    assert f"error on rank {rank}: RuntimeError: injected failure" in r.stderr
+    assert sorted(io_dir.iterdir()) == []
+    record = load(out)
+    assert record.attrs["status"] == "aborted"
+    return record

@@ -13,7 +13,6 @@ run (beff.io.fs.RunFiles), removed on every exit path.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import types
@@ -299,7 +298,7 @@ class BeffIO:
         if self.plan.unique:
             amode |= MPI.MODE_UNIQUE_OPEN
         fcomm = MPI.COMM_SELF if t == 2 else comm
-        with run.creating() if a == WRITE else contextlib.nullcontext():
+        with run.creating():  # as every open of the run's files
             seconds, err = loops.beffio_open(capi.handle(comm), capi.handle(fcomm),
                                              int(cname.ctypes.data), amode,
                                              capi.handle(run.info()), self.fh)

@@ -2,7 +2,8 @@
 
 Written by world rank 0 only. Every update (a benchmark result, a status) is made on a copy
 that then replaces the file (:mod:`beff.results.atomic`), so a run killed at any point, even
-inside a write, leaves a readable file holding every completed result. The schema is documented in ``share/schema/``.
+inside a write, leaves a readable file holding every completed result. The schema is
+documented in ``share/schema/``.
 """
 
 from __future__ import annotations
@@ -181,7 +182,6 @@ class ResultFile:
         abort hook), and so does a watcher process when this process is killed (a rank
         failing on another host, or a killed job)."""
         from beff.core import mpi as _mpi
-        from beff.results import watch
 
         _mpi.on_abort(lambda: self.finish("aborted"))
         self._watcher = watch.start(self.path, self.run_id)
