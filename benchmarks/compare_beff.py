@@ -12,8 +12,8 @@ uses, with the memory per process compiled in, e.g. for the ``mpich`` wheel in a
 and pass the binary's path and the same memory (MiB); with ``--short`` beff runs ``--quick``,
 its SHORT mode. Run from the repository root, with beff installed in the Python that runs it::
 
-    python benchmarks/compare_beff.py /path/to/b_eff_64_short --memory 64 --short
-    python benchmarks/compare_beff.py /path/to/b_eff_64 --memory 64 --rounds 3
+    python benchmarks/compare_figures.py /path/to/b_eff_64_short --memory 64 --short
+    python benchmarks/compare_figures.py /path/to/b_eff_64 --memory 64 --rounds 3
 
 What it does: before each round it waits until the 1-minute load is at most ``--max-load``;
 then it runs, ALTERNATELY (beff, b_eff, beff, b_eff, ...) ``--rounds`` times each, on
@@ -59,16 +59,16 @@ def parse_sum(path: Path) -> dict[str, float]:
             # P, b_eff, Lmax, "MB", b_eff@Lmax rings&random, rings only, 3 latencies, pp bw
             numbers = [cells[0], cells[1], cells[2], *cells[4:]]
             return {key: float(numbers[col]) for _, key, col, _ in FIGURES}
-    sys.exit(f"compare_beff: no 'accumulated' line in {path}")
+    sys.exit(f"compare_figures: no 'accumulated' line in {path}")
 
 
 def read_beff(path: Path) -> dict[str, float]:
-    from beff.render.imb import beff_summary
+    from beff.bench.view import beff_summary
     from beff.results.archive import load
 
     summary = beff_summary(load(path))
     if summary is None:
-        sys.exit(f"compare_beff: {path} holds no b_eff summary")
+        sys.exit(f"compare_figures: {path} holds no b_eff summary")
     return {key: float(summary[key]) for _, key, _, _ in FIGURES}
 
 
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     binary = args.b_eff.resolve()
     if not (binary.is_file() and os.access(binary, os.X_OK)):
         parser.error(f"{args.b_eff} is not an executable file")
-    launch = [find_tool("mpiexec", "compare_beff"), "-n", str(args.np)]
+    launch = [find_tool("mpiexec", "compare_figures"), "-n", str(args.np)]
     beff_runs: list[dict[str, float]] = []
     c_runs: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory(prefix="beff-compare-beff-") as tmp:

@@ -39,11 +39,18 @@ class Backend(str, Enum):
     python = "python"
 
 
-class Format(str, Enum):
-    table = "table"
-    imb = "imb"
-    json = "json"
-    csv = "csv"
+def _metavar(suite: str) -> str:
+    from beff.core import suite as suites
+
+    return f"<{'|'.join(suites.get(suite).formats)}>"
+
+
+def _formats(suite: str) -> str:
+    """A command's --format help: the formats its suite declares."""
+    from beff.core import suite as suites
+
+    formats = suites.get(suite).formats
+    return f"Output: {' | '.join(formats)} (default {formats[0]})."
 
 
 def _version(value: bool) -> None:
@@ -66,12 +73,13 @@ def list_cmd(
     suite: Annotated[str | None, typer.Argument(help="Only this suite.")] = None,
 ) -> None:
     """List benchmarks by suite; opt-in ones run only when named."""
-    from beff.imb.registry import SUITE_TITLES, iter_suites, load_suite
+    from beff.bench.registry import iter_suites, load_suite
+    from beff.core import suite as suites
 
     console = terminal.console()
-    suites = [(suite, load_suite(suite))] if suite else list(iter_suites())
-    for name, table in suites:
-        t = Table(title=f"{name}: {SUITE_TITLES.get(name, name)}", show_edge=False)
+    chosen = [(suite, load_suite(suite))] if suite else list(iter_suites())
+    for name, table in chosen:
+        t = Table(title=f"{name}: {suites.get(name).title}", show_edge=False)
         t.add_column("benchmark")
         t.add_column("runs")
         t.add_column("kind")
@@ -86,12 +94,11 @@ def describe(
     suite: Annotated[str, typer.Option(help="Suite of the benchmark.")] = "mpi1",
 ) -> None:
     """Say exactly what a benchmark times and which bytes it counts."""
-    from beff.imb.registry import load_suite
+    from beff.bench.registry import load_suite
 
     spec = load_suite(suite).get(name.lower())
     if spec is None:
-        typer.echo(f"beff: error: unknown benchmark {name!r} in suite {suite}", err=True)
-        raise typer.Exit(2)
+        raise UsageError(f"unknown benchmark {name!r} in suite {suite}")
     typer.echo(f"{spec.name} ({spec.suite}, {spec.kind.value}, "
                f"{'default' if spec.default else 'opt-in'})\n")
     typer.echo(spec.description)
@@ -101,73 +108,39 @@ def describe(
         typer.echo(f"bytes counted: {spec.bytes_counted}")
 
 
+def _load(path: Path) -> RunRecord:
+    from beff.results.archive import load
+
+    try:
+        return load(path)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+
+
 @app.command()
 def show(
     path: Annotated[Path, typer.Argument(help="A beff result file (.h5).")],
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="Output: the formats of the "
+                                     "file's suite: table, json, csv, and imb (IMB suites) or "
+                                     "sum (b_eff, b_eff_io: the original's .sum).")] = "table",
 ) -> None:
     """Render a result file without MPI."""
-    from beff.render import imb as report
-    from beff.results import warnings
-    from beff.results.archive import load
-    from beff.results.effbw import beff_summary
+    from beff.core import suite as suites
+    from beff.render import view
 
-    try:
-        record = load(path)
-    except (OSError, ValueError) as exc:
-        typer.echo(f"beff: error: cannot read {path}: {exc}", err=True)
-        raise typer.Exit(2) from None
+    record = _load(path)
+    suites.get(record.suite).check_format(fmt)
     if record.attrs.get("status") == "running":
         typer.echo(f"beff: note: {path} is still being written, or its run was killed: "
-                   f"showing the {len(record.measurements)} results written so far", err=True)
+                   f"showing the {len(record.results)} results written so far", err=True)
     elif "status_note" in record.attrs:
         typer.echo(f"beff: note: {path}: {record.attrs['status_note']}; showing the "
-                   f"{len(record.measurements)} results written before", err=True)
-    if record.beffio is not None:
-        _show_beffio(record, fmt)
-        return
-    summary = beff_summary(record)
-    if summary is not None and fmt in (Format.imb, Format.csv):
-        from beff.render import beff as report_beff
-
-        sys.stdout.write(report_beff.sum_text(summary) if fmt is Format.imb
-                         else report_beff.csv_text(summary))
-    elif fmt is Format.imb:
-        sys.stdout.write(report.imb_text(record))
-    elif fmt is Format.json:
-        sys.stdout.write(report.json_text(record))
-    elif fmt is Format.csv:
-        sys.stdout.write(report.csv_text(record.measurements))
+                   f"{len(record.results)} results written before", err=True)
+    text = view.render(record, fmt)
+    if text is None:
+        view.table(record, terminal.console())
     else:
-        console = terminal.console()
-        report.render_header(record, console)
-        if summary is not None:
-            from beff.render import beff as report_beff
-
-            report_beff.render(summary, record.attrs, console, warnings.of_record(record))
-        else:
-            report.render_record_rich(record, console)
-
-
-def _show_beffio(record: RunRecord, fmt: Format) -> None:
-    """``beff show`` of a ``beff io`` file: table, json, or the original's .sum layout."""
-    import json
-
-    from beff.render import beffio as report_beffio
-    from beff.render import imb as report
-    from beff.results import warnings
-    from beff.results.beffio import summarize
-
-    assert record.beffio is not None
-    summary = summarize(record.beffio)
-    if fmt is Format.json:
-        sys.stdout.write(json.dumps({"beffio": summary}, indent=2) + "\n")
-    elif fmt in (Format.imb, Format.csv):
-        sys.stdout.write(report_beffio.sum_text(summary))
-    else:
-        console = terminal.console()
-        report.render_header(record, console)
-        report_beffio.render(summary, record.attrs, console, warnings.of_record(record))
+        sys.stdout.write(text)
 
 
 @app.command()
@@ -178,26 +151,17 @@ def compare(
     """Compare two result files without MPI: t_avg(B) / t_avg(A) per size, or b_eff figures."""
     import numpy as np
 
-    from beff.results import compare as cmp
-    from beff.results.archive import load
+    from beff.render import compare as cmp
 
-    records = []
-    for path in (first, second):
-        try:
-            records.append(load(path))
-        except (OSError, ValueError) as exc:
-            typer.echo(f"beff: error: cannot read {path}: {exc}", err=True)
-            raise typer.Exit(2) from None
-    a, b = records
+    a, b = _load(first), _load(second)
     kinds = cmp.kind_of_run(a), cmp.kind_of_run(b)
     if kinds[0] != kinds[1]:
-        typer.echo(f"beff: error: cannot compare {first.name} ({kinds[0]}) with "
-                   f"{second.name} ({kinds[1]})", err=True)
-        raise typer.Exit(2)
+        raise UsageError(f"cannot compare {first.name} ({kinds[0]}) with {second.name} "
+                         f"({kinds[1]})")
     console = terminal.console()
-    for warning in cmp.mismatches(a.attrs, b.attrs) + cmp.beff_mismatches(a, b):
+    for warning in cmp.mismatches(a.attrs, b.attrs) + cmp.setting_mismatches(a, b):
         console.print(f"[bold yellow]warning:[/bold yellow] {warning}")
-    figures = cmp.compare_beff(a, b)
+    figures = cmp.compare_figures(a, b)
     if figures:
         t = Table(title=f"{kinds[0]}: B = {second.name} vs A = {first.name}",
                   caption="B/A > 1 is better for bandwidths (MB/s), worse for latencies (µs)")
@@ -212,9 +176,7 @@ def compare(
         return
     rows = cmp.compare_records(a, b)
     if not rows:
-        typer.echo("beff: error: the files have no benchmark, process count and size in common",
-                   err=True)
-        raise typer.Exit(2)
+        raise UsageError("the files have no benchmark, process count and size in common")
     t = Table(title=f"t_avg per iteration: B = {second.name} vs A = {first.name}",
               caption="B/A > 1: B is slower. 'noise' = the 10-90 % ranges of the per-batch "
                       "times overlap, so the difference is not significant.")
@@ -228,11 +190,6 @@ def compare(
     if ratios.size:
         console.print(f"geometric mean of B/A over {ratios.size} sizes: "
                       f"{float(np.exp(np.log(ratios).mean())):.3f}")
-
-
-class RunFormat(str, Enum):
-    table = "table"
-    json = "json"
 
 
 @app.command()
@@ -268,8 +225,9 @@ def run(
     ] = None,
     output: Annotated[str | None, typer.Option("-o", "--output", help="Result file "
                                                "(default beff-<UTC time>-<random>.h5).")] = None,
-    fmt: Annotated[RunFormat | None, typer.Option(
-        "--format", help="Output: table (default) or json.", show_default=False)] = None,
+    fmt: Annotated[str | None, typer.Option(
+        "--format", help=_formats("beff"), metavar=_metavar("beff"),
+        show_default=False)] = None,
     config_file: Annotated[str | None, typer.Option("--config", help="TOML config file.")] = None,
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
                                                   help="Progress bar on stderr.")] = None,
@@ -293,12 +251,12 @@ def run(
 
     Only the options given here override the config file: defaults, then TOML, then flags.
     """
-    from beff.core import config, runtime
-    from beff.effbw import job as effbw_job
+    from beff import runner
+    from beff.core import config
 
     given = {
         "quick": quick, "extra_methods_in_beff": extra_methods_in_beff,
-        "format": fmt.value if fmt else None, "hugepages": hugepages,
+        "format": fmt, "hugepages": hugepages,
         "backend": backend.value if backend else None, "thread_level": thread_level,
         "seed": seed, "output": output, "config_file": config_file, "progress": progress,
         "time_per_loop": time_per_loop, "timeout": timeout, "stall_timeout": stall_timeout,
@@ -307,23 +265,13 @@ def run(
                                                  if m.strip()],
     }
     overrides: dict[str, object] = {k: v for k, v in given.items() if v is not None}
-    overrides.update(argv=sys.argv[1:], suite="beff")
-    try:
-        if memory_per_proc is not None:
-            overrides["memory_per_proc"] = config.parse_size(memory_per_proc,
-                                                             "--memory-per-proc")
-        for key, value in overrides.items():  # the rules TOML values meet, before MPI starts
-            if key in config.RULES:
-                config.check_value(key, value, "--" + key.replace("_", "-"))
-    except UsageError as exc:
-        runtime.usage_exit(str(exc))
-    effbw_job.main(overrides)
-
-
-class IOFormat(str, Enum):
-    table = "table"
-    json = "json"
-    imb = "imb"
+    overrides.update(argv=sys.argv[1:])
+    if memory_per_proc is not None:
+        overrides["memory_per_proc"] = config.parse_size(memory_per_proc, "--memory-per-proc")
+    for key, value in overrides.items():  # the rules TOML values meet, before MPI starts
+        if key in config.RULES:
+            config.check_value(key, value, "--" + key.replace("_", "-"))
+    runner.run("beff", overrides)
 
 
 @app.command("io")
@@ -369,8 +317,8 @@ def io_cmd(
         show_default=False)] = None,
     output: Annotated[str | None, typer.Option("-o", "--output", help="Result file "
                                                "(default beff-<UTC time>-<random>.h5).")] = None,
-    fmt: Annotated[IOFormat | None, typer.Option(
-        "--format", help="Output: table (default), json, or imb (the original's .sum layout).",
+    fmt: Annotated[str | None, typer.Option(
+        "--format", help=_formats("beffio"), metavar=_metavar("beffio"),
         show_default=False)] = None,
     config_file: Annotated[str | None, typer.Option("--config", help="TOML config file.")] = None,
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
@@ -390,34 +338,31 @@ def io_cmd(
 
     Only the options given here override the config file: defaults, then TOML, then flags.
     """
-    from beff.core import config, runtime
-    from beff.io import job as io_job
+    from beff import runner
+    from beff.core import config
 
     given: dict[str, object | None] = {
         "io_dir": directory, "scheduled_time": scheduled_time, "quick": quick,
         "rewrite": rewrite, "noshared": noshared, "nounique": nounique,
         "keep_files": keep_files, "hints": hint or None, "hints_file": hints_file,
-        "check": check, "output": output, "format": fmt.value if fmt else None,
+        "check": check, "output": output, "format": fmt,
         "config_file": config_file, "progress": progress,
         "backend": backend.value if backend else None, "force": force, "timeout": timeout,
         "stall_timeout": stall_timeout,
     }
     overrides: dict[str, object] = {k: v for k, v in given.items() if v is not None}
-    overrides.update(argv=sys.argv[1:], suite="beffio")
-    try:
-        for key, text in (("memory_per_proc", memory_per_proc), ("total_memory", total_memory)):
-            if text is not None:
-                overrides[key] = config.parse_size(text, "--" + key.replace("_", "-"))
-        if partitions is not None:
-            overrides["partitions"] = config.parse_int_list(partitions, "-N")
-        flags = {"scheduled_time": "-T", "io_dir": "--dir", "partitions": "-N",
-                 "hints": "--hint", "hints_file": "--hints"}
-        for key, value in overrides.items():  # the rules TOML values meet, before MPI starts
-            if key in config.RULES:
-                config.check_value(key, value, flags.get(key, "--" + key.replace("_", "-")))
-    except UsageError as exc:
-        runtime.usage_exit(str(exc))
-    io_job.main(overrides)
+    overrides.update(argv=sys.argv[1:])
+    for key, text in (("memory_per_proc", memory_per_proc), ("total_memory", total_memory)):
+        if text is not None:
+            overrides[key] = config.parse_size(text, "--" + key.replace("_", "-"))
+    if partitions is not None:
+        overrides["partitions"] = config.parse_int_list(partitions, "-N")
+    flags = {"scheduled_time": "-T", "io_dir": "--dir", "partitions": "-N",
+             "hints": "--hint", "hints_file": "--hints"}
+    for key, value in overrides.items():  # the rules TOML values meet, before MPI starts
+        if key in config.RULES:
+            config.check_value(key, value, flags.get(key, "--" + key.replace("_", "-")))
+    runner.run("beffio", overrides)
 
 
 @app.command()
@@ -465,8 +410,7 @@ io only (IMB-IO):
 
 
 def imb_main(argv: list[str]) -> None:
-    from beff.core import runtime
-
+    """``beff imb SUITE [IMB flags] [names]``: parse IMB's flags, then run the suite."""
     if not argv or argv[0] in ("-h", "--help", "-help"):
         sys.stdout.write(IMB_HELP)
         return
@@ -474,17 +418,19 @@ def imb_main(argv: list[str]) -> None:
     if any(a in ("-h", "--help", "-help") for a in rest):
         sys.stdout.write(IMB_HELP)
         return
-    from beff.core.errors import UsageError
-    from beff.imb import job
-    from beff.imb.registry import known_suites
+    from beff import runner
+    from beff.bench import args as imb_args
+    from beff.bench.registry import known_suites, resolve
 
-    try:
-        suites = known_suites()
-    except UsageError as exc:
-        runtime.usage_exit(str(exc))
-    if suite not in suites:
-        runtime.usage_exit(f"unknown IMB suite {argv[0]!r} (known: {', '.join(suites)})")
-    job.main(suite, rest)
+    known = known_suites()
+    if suite not in known:
+        raise UsageError(f"unknown IMB suite {argv[0]!r} (known: {', '.join(known)})")
+    imb_args.check_suite(suite, rest)
+    overrides = imb_args.parse(rest)
+    resolve(suite, overrides.get("benchmarks", []), overrides.get("include", []),
+            overrides.get("exclude", []))
+    overrides["argv"] = ["imb", suite, *rest]
+    runner.run(suite, overrides)
 
 
 @app.command(

@@ -26,7 +26,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 ITER_POLICIES = ("dynamic", "multiple_np", "auto", "off")
 AGGREGATE_MODES = ("aggregate", "non_aggregate", "multi")
 THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
-FORMATS = ("table", "imb", "json", "csv")
+FORMATS = ("table", "imb", "sum", "json", "csv")  # each suite renders some of them
 DATA_TYPES = ("byte", "char", "int", "float", "double")
 RED_DATA_TYPES = ("char", "int", "float", "double")
 BACKENDS = ("auto", "jit", "python")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import socket
@@ -194,3 +195,18 @@ def run_attrs(MPI: types.ModuleType, argv: list[str]) -> dict[str, Any]:
         # MPI variables beff set to avoid a known defect of the MPI (not the user)
         "workaround_settings": dict(applied_workarounds),
     }
+
+
+def node_memory_per_rank(ranks: list[dict[str, Any]]) -> int:
+    """Physical memory of a node divided by the ranks on it; the smallest over nodes."""
+    best = math.inf
+    for r in ranks:
+        mem = int(r.get("memory_bytes", 0))
+        if mem > 0:
+            best = min(best, mem // max(1, int(r["local_size"])))
+    return int(best) if math.isfinite(best) else 1 << 30
+
+
+def uname_fields() -> list[str]:
+    u = os.uname()
+    return [u.sysname, u.nodename, u.release, u.version, u.machine]

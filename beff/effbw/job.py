@@ -1,53 +1,22 @@
-"""``beff run``: validate on rank 0, measure b_eff, store everything, render on rank 0."""
+"""b_eff's job (``beff run``): its checks, its plan, and a record after each repetition."""
 
 from __future__ import annotations
 
-import json
-import sys
 import time
 import types
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from beff.core import runtime, terminal
-from beff.core.config import (
-    RunConfig,
-    build_config,
-    check_output_path,
-    default_output,
-    thread_level_before_init,
-)
+from beff.core.config import RunConfig
 from beff.core.errors import UsageError
-from beff.core.progress import make_progress
+from beff.core.metadata import uname_fields
+from beff.core.progress import Bar
+from beff.core.suite import Suite
 from beff.effbw import measure as effbw
-from beff.render import beff as report_beff
-from beff.render.imb import print_warnings
-from beff.results import warnings
-from beff.results.archive import ResultFile, start_run_file
-from beff.results.effbw import BeffRecord, summarize
-
-
-def main(overrides: dict[str, Any]) -> None:
-    """Entry point of ``beff run`` once its options are parsed (before MPI)."""
-
-    def prepare(MPI: types.ModuleType) -> RunConfig:
-        cfg = build_config(overrides, overrides.get("config_file"))
-        cfg.suite = "beff"
-        unknown = sorted(set(cfg.methods) - set(effbw.METHODS))
-        if unknown or not cfg.methods:
-            raise UsageError(f"--methods: unknown method(s) {', '.join(unknown) or '(none)'}; "
-                             f"known: {', '.join(effbw.METHODS)}")
-        size = MPI.COMM_WORLD.Get_size()
-        if size < 2:
-            raise UsageError("b_eff needs at least 2 processes; run it as "
-                             "`mpiexec -n P beff run` with P >= 2")
-        if cfg.output is None:
-            cfg.output = default_output()
-        check_output_path(cfg.output, cfg.force, cfg.config_file)
-        return cfg
-
-    runtime.run_job(thread_level_before_init(overrides), prepare, run)
+from beff.effbw.record import BeffRecord
+from beff.results.model import Result
 
 
 def _cross_node(MPI: types.ModuleType, bound: list[effbw.Bound],
@@ -70,28 +39,54 @@ def _cross_node(MPI: types.ModuleType, bound: list[effbw.Bound],
     return out
 
 
-def run(MPI: types.ModuleType, cfg: RunConfig) -> None:
-    world = MPI.COMM_WORLD
-    rank = world.Get_rank()
-    started = time.monotonic()
-    # every rank's node id: the cross-node shares
-    ranks, overhead, backend_warning = runtime.begin(MPI, cfg.timeout, cfg.backend, True)
-    assert ranks is not None
-    plan = world.bcast(effbw.make_plan(cfg, ranks) if rank == 0 else None, root=0)
-    out: ResultFile | None = None
-    attrs: dict[str, Any] = {}
-    if rank == 0:
-        out, attrs = start_run_file(MPI, cfg, ranks, overhead=overhead, benchmarks=["b_eff"],
-                                    suite="beff", checked=False)
-    stderr = terminal.console(stderr=True)
-    found: list[str] = []
-    if rank == 0:
-        found = ([backend_warning] if backend_warning else []) + warnings.run_warnings(
-            attrs, network=True)
-        print_warnings(stderr, found)
-    node_of = [int(r["node"]) for r in ranks]
-    total = plan.repetitions * (len(plan.lengths) + 1)
-    with make_progress(cfg.progress if rank == 0 else False, total) as advance:
+class BeffJob:
+    """One ``beff run``: b_eff's plan, the measurement, and its record after each
+    repetition (the record grows; it is rendered at the end)."""
+
+    network = True
+    everywhere = True  # every rank's node id: the cross-node shares
+    streaming = False
+
+    def __init__(self, suite: Suite) -> None:
+        self.derived: dict[str, Any] = {}
+        self.plan: effbw.Plan | None = None
+        self.started = time.monotonic()
+        self.node_of: list[int] = []
+
+    def prepare(self, MPI: types.ModuleType, cfg: RunConfig) -> None:
+        unknown = sorted(set(cfg.methods) - set(effbw.METHODS))
+        if unknown or not cfg.methods:
+            raise UsageError(f"--methods: unknown method(s) {', '.join(unknown) or '(none)'}; "
+                             f"known: {', '.join(effbw.METHODS)}")
+        if MPI.COMM_WORLD.Get_size() < 2:
+            raise UsageError("b_eff needs at least 2 processes; run it as "
+                             "`mpiexec -n P beff run` with P >= 2")
+
+    def names(self) -> list[str]:
+        return ["b_eff"]
+
+    def start(self, MPI: types.ModuleType, cfg: RunConfig,
+              ranks: list[dict[str, Any]] | None) -> dict[str, Any]:
+        assert ranks is not None
+        world = MPI.COMM_WORLD
+        self.started = time.monotonic()
+        self.plan = world.bcast(effbw.make_plan(cfg, ranks) if world.Get_rank() == 0 else None,
+                                root=0)
+        self.node_of = [int(r["node"]) for r in ranks]
+        return {}
+
+    def notes(self) -> list[str]:
+        return []
+
+    def steps(self, nprocs: int) -> int:
+        assert self.plan is not None
+        return self.plan.repetitions * (len(self.plan.lengths) + 1)
+
+    def measure(self, MPI: types.ModuleType, cfg: RunConfig,
+                emit: Callable[[Result], None], bar: Bar) -> str:
+        plan = self.plan
+        assert plan is not None
+        world = MPI.COMM_WORLD
         holder: dict[str, Any] = {}
 
         def flush(r: int, st: effbw.State) -> None:
@@ -100,29 +95,20 @@ def run(MPI: types.ModuleType, cfg: RunConfig) -> None:
             participating = np.array([b.pattern.participate_cnt for b in bench.bound],
                                      dtype=np.float64)[None, None, :, None]
             reduced = effbw.reduce_over_ranks(MPI, st.bw_local, participating)
-            if out is not None:
-                holder["record"] = make_record(cfg, plan, bench, reduced, r, total_cross,
-                                               time.monotonic() - started)
-                out.add_beff(holder["record"])
+            if world.Get_rank() == 0:
+                emit(make_record(cfg, plan, bench, reduced, r, holder["cross"],
+                                 time.monotonic() - self.started))
 
-        bench = effbw.Beff(MPI, plan, advance, flush, cfg.stall_timeout)
+        bench = effbw.Beff(MPI, plan, bar, flush, cfg.stall_timeout)
         holder["bench"] = bench
-        crossing = _cross_node(MPI, bench.bound, node_of)
-        total_cross = np.zeros_like(crossing)
-        world.Reduce(crossing, total_cross, op=MPI.SUM, root=0)
+        crossing = _cross_node(MPI, bench.bound, self.node_of)
+        holder["cross"] = np.zeros_like(crossing)
+        world.Reduce(crossing, holder["cross"], op=MPI.SUM, root=0)
         bench.run()
-    if rank != 0 or out is None:
-        return
-    out.set_attrs(warnings=found)
-    out.finish("complete")
-    summary = summarize(holder["record"])
-    fmt = cfg.format
-    if fmt == "json":
-        sys.stdout.write(json.dumps({"beff": summary}, indent=2) + "\n")
-    else:
-        console = terminal.console()
-        report_beff.render(summary, attrs, console)
-    stderr.print(f"[dim]results written to {out.path}[/dim]")
+        return ""
+
+    def finish(self, results: list[Result], nprocs: int) -> list[str]:
+        return []
 
 
 def make_record(cfg: RunConfig, plan: effbw.Plan, bench: effbw.Beff,
@@ -141,7 +127,7 @@ def make_record(cfg: RunConfig, plan: effbw.Plan, bench: effbw.Beff,
         method_labels=[effbw.METHOD_LABELS[m] for m in plan.methods],
         official=[m in effbw.OFFICIAL or cfg.extra_methods_in_beff for m in plan.methods],
         labels=list(pats.labels), kinds=list(pats.kinds), pingpong_index=pats.pingpong_index,
-        uname=effbw.uname_fields(), lengths=np.asarray(plan.lengths, dtype=np.int64),
+        uname=uname_fields(), lengths=np.asarray(plan.lengths, dtype=np.int64),
         bw_min=lo, bw_avg=avg, bw_max=hi, scale=pats.scales(),
         all_msg_cnt=np.array([p.all_msg_cnt for p in pats]),
         sr_count=np.array([p.sr_count(0) for p in pats]),
@@ -153,3 +139,7 @@ def make_record(cfg: RunConfig, plan: effbw.Plan, bench: effbw.Beff,
         dims3=list(pats.dims3),
         random_perm=np.stack(perms) if perms and plan.nprocs <= 1 << 16 else None,
     )
+
+
+def job(suite: Suite) -> BeffJob:
+    return BeffJob(suite)

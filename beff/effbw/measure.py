@@ -12,7 +12,6 @@ own loop times, and broadcast. The reduction to b_eff is beff.patterns.reduce.
 
 from __future__ import annotations
 
-import math
 import os
 import time
 import types
@@ -28,6 +27,7 @@ from beff.core.buffers import aligned, malloc_like
 from beff.core.capi import I32Array, I64Array2, U8Array, loop
 from beff.core.config import RunConfig
 from beff.core.errors import BeffError, UsageError
+from beff.core.metadata import node_memory_per_rank
 from beff.patterns import (
     GroupComm,
     Pattern,
@@ -97,16 +97,6 @@ class State:
 
 
 # ----------------------------------------------------------------------------- planning
-def node_memory_per_rank(ranks: list[dict[str, Any]]) -> int:
-    """Physical memory of a node divided by the ranks on it; the smallest over nodes."""
-    best = math.inf
-    for r in ranks:
-        mem = int(r.get("memory_bytes", 0))
-        if mem > 0:
-            best = min(best, mem // max(1, int(r["local_size"])))
-    return int(best) if math.isfinite(best) else 1 << 30
-
-
 def make_plan(cfg: RunConfig, ranks: list[dict[str, Any]]) -> Plan:
     P = len(ranks)
     if P < 2:
@@ -495,9 +485,3 @@ def reduce_over_ranks(MPI: types.ModuleType, local: np.ndarray,
         avg = total / participating
     lo = np.where(lo >= 1e29, np.nan, lo)
     return lo, avg, hi
-
-
-def uname_fields() -> list[str]:
-    u = os.uname()
-    return [u.sysname, u.nodename, u.release, u.version, u.machine]
-

@@ -28,8 +28,8 @@ from beff.core.config import RunConfig
 from beff.core.errors import CollectiveFailure, UsageError
 from beff.io import loops, plan, run
 from beff.io.plan import ETYPE, MIB
+from beff.io.record import BeffIORecord
 from beff.io.reduce import ACCESSES, READ, REWRITE, TYPES, WRITE
-from beff.results.beffio import BeffIORecord
 
 if TYPE_CHECKING:
     from mpi4py.MPI import Comm
@@ -73,7 +73,7 @@ def _source(cfg: RunConfig, key: str, flag: str) -> str:
 
 def make_plan(cfg: RunConfig, ranks: list[dict[str, Any]]) -> Plan:
     """Rank 0: the memory figures, Lmax, T and the partition sizes (UsageError when bad)."""
-    from beff.effbw.measure import node_memory_per_rank
+    from beff.core.metadata import node_memory_per_rank
 
     size = len(ranks)
     if cfg.memory_per_proc is not None:

@@ -35,12 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from beff.core import capi, cpu
-from beff.core import mpi as _mpi
-from beff.core.errors import CollectiveFailure
-from beff.imb import check
-from beff.imb.driver import Ctx
-from beff.imb.registry import (
+from beff.bench import check
+from beff.bench.ctx import Ctx
+from beff.bench.registry import (
     AGGREGATE,
     NON_AGGREGATE,
     Kind,
@@ -48,6 +45,9 @@ from beff.imb.registry import (
     Runner,
     benchmark,
 )
+from beff.core import capi, cpu
+from beff.core import mpi as _mpi
+from beff.core.errors import CollectiveFailure
 from beff.io import loops, run
 from beff.io.loops import EXPL, INDV, READ, SHARED, WRITE
 from beff.results.columns import io_overlap_columns

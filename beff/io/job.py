@@ -1,114 +1,119 @@
-"""``beff io``: validate on rank 0, measure b_eff_io, store after every phase, render on rank 0."""
+"""The jobs of the I/O suites: b_eff_io (``beff io``), stored after every phase, and IMB-IO
+(``beff imb io``), IMB's job with the run's files around it."""
 
 from __future__ import annotations
 
-import json
-import os
-import sys
 import time
 import types
+from collections.abc import Callable
 from typing import Any
 
-from beff.core import runtime, terminal
-from beff.core.config import (
-    RunConfig,
-    build_config,
-    check_output_path,
-    default_output,
-    thread_level_before_init,
-)
+from beff.bench.job import ImbJob
+from beff.core.config import RunConfig
 from beff.core.errors import CollectiveFailure
-from beff.core.progress import make_progress
-from beff.effbw.measure import uname_fields
+from beff.core.metadata import uname_fields
+from beff.core.progress import Bar
+from beff.core.suite import Suite
 from beff.io import beffio, loops
 from beff.io import run as io_run
-from beff.render import beffio as report_beffio
-from beff.render.imb import print_warnings, render_header
-from beff.results import warnings
-from beff.results.archive import ResultFile, start_run_file
-from beff.results.beffio import BeffIORecord, summarize
-from beff.results.model import RunRecord
+from beff.io.record import BeffIORecord
+from beff.results.model import Result
 
 
-def main(overrides: dict[str, Any]) -> None:
-    """Entry point of ``beff io`` once its options are parsed (before MPI)."""
+class BeffIOJob:
+    """One ``beff io``: b_eff_io's plan, its phases, and its record after each phase."""
 
-    def prepare(MPI: types.ModuleType) -> RunConfig:
-        cfg = build_config(overrides, overrides.get("config_file"))
-        cfg.suite = "beffio"
+    network = False
+    everywhere = True  # every rank's node id: the total memory counts every node once
+    streaming = False
+
+    def __init__(self, suite: Suite) -> None:
+        self.derived: dict[str, Any] = {}
+        self.plan: beffio.Plan | None = None
+        self.io_record: dict[str, Any] = {}
+        self.started = time.monotonic()
+
+    def prepare(self, MPI: types.ModuleType, cfg: RunConfig) -> None:
         io_run.validate(cfg)
         beffio.check_partitions(cfg.partitions, MPI.COMM_WORLD.Get_size())
-        if cfg.output is None:
-            cfg.output = default_output()
-        check_output_path(cfg.output, cfg.force, cfg.config_file)
-        return cfg
 
-    runtime.run_job(thread_level_before_init(overrides), prepare, run)
+    def names(self) -> list[str]:
+        return ["b_eff_io"]
 
+    def start(self, MPI: types.ModuleType, cfg: RunConfig,
+              ranks: list[dict[str, Any]] | None) -> dict[str, Any]:
+        assert ranks is not None
+        world = MPI.COMM_WORLD
+        self.started = time.monotonic()
+        self.plan = world.bcast(beffio.make_plan(cfg, ranks) if world.Get_rank() == 0 else None,
+                                root=0)
+        self.io_record = io_run.start(MPI, cfg, loops.precompile_beffio)
+        return {"io": self.io_record}
 
-def run(MPI: types.ModuleType, cfg: RunConfig) -> None:
-    world = MPI.COMM_WORLD
-    rank = world.Get_rank()
-    started = time.monotonic()
-    # every rank's node id: the total memory counts every node once
-    ranks, overhead, backend_warning = runtime.begin(MPI, cfg.timeout, cfg.backend, True)
-    assert ranks is not None
-    plan = world.bcast(beffio.make_plan(cfg, ranks) if rank == 0 else None, root=0)
-    io_record = io_run.start(MPI, cfg, loops.precompile_beffio)
-    out: ResultFile | None = None
-    attrs: dict[str, Any] = {}
-    record: BeffIORecord | None = None
-    stderr = terminal.console(stderr=True)
-    found: list[str] = []
-    if rank == 0:
-        out, attrs = start_run_file(MPI, cfg, ranks, overhead=overhead, benchmarks=["b_eff_io"],
-                                    suite="beffio", checked=cfg.check, io=io_record)
-        record = beffio.new_record(plan, uname_fields())
-        found = ([backend_warning] if backend_warning else []) + warnings.run_warnings(
-            attrs, network=False)
-        if io_run.stale_note(io_record):
-            found.append(io_run.stale_note(io_record))
-        if plan.quick:
+    def notes(self) -> list[str]:
+        assert self.plan is not None
+        found = [io_run.stale_note(self.io_record)] if io_run.stale_note(self.io_record) else []
+        if self.plan.quick:
             found.append("--quick: a first look (2 s per partition); b_eff_io needs "
                          "T / partitions >= 30 min to be comparable")
-        print_warnings(stderr, found)
+        return found
 
-    def store(rec: BeffIORecord) -> None:
-        rec.runtime_s = time.monotonic() - started
-        assert out is not None
-        out.add_beff(rec)
+    def steps(self, nprocs: int) -> int:
+        assert self.plan is not None
+        return beffio.steps(self.plan)
 
-    failure = ""
-    with make_progress(cfg.progress if rank == 0 else False, beffio.steps(plan)) as advance:
+    def measure(self, MPI: types.ModuleType, cfg: RunConfig,
+                emit: Callable[[Result], None], bar: Bar) -> str:
+        assert self.plan is not None
+        record = beffio.new_record(self.plan, uname_fields()) \
+            if MPI.COMM_WORLD.Get_rank() == 0 else None
+
+        def store(rec: BeffIORecord) -> None:
+            rec.runtime_s = time.monotonic() - self.started
+            emit(rec)
+
         try:
-            beffio.BeffIO(MPI, plan, record, advance, store).run()
+            beffio.BeffIO(MPI, self.plan, record, bar, store).run()
         except CollectiveFailure as exc:
-            failure = str(exc)
-    io_run.remove_files()
-    if rank == 0 and out is not None and record is not None:
-        report(cfg, out, record, attrs, ranks, found, failure)
-    world.Barrier()  # rank 0 has said why before any rank exits (launchers kill on exit 1)
-    if failure:
-        sys.exit(1)
+            return str(exc)
+        return ""
+
+    def finish(self, results: list[Result], nprocs: int) -> list[str]:
+        io_run.remove_files()
+        return []
 
 
-def report(cfg: RunConfig, out: ResultFile, record: BeffIORecord, attrs: dict[str, Any],
-           ranks: list[dict[str, Any]], found: list[str], failure: str) -> None:
-    """Rank 0: close the result file and render it."""
-    out.set_attrs(warnings=found)
-    out.finish("failed" if failure else "complete")
-    summary = summarize(record)
-    if cfg.format == "json":
-        sys.stdout.write(json.dumps({"beffio": summary}, indent=2) + "\n")
-    elif cfg.format in ("imb", "csv"):
-        sys.stdout.write(report_beffio.sum_text(summary))
-    else:
-        console = terminal.console()
-        render_header(RunRecord(attrs=attrs, ranks=ranks), console)
-        report_beffio.render(summary, attrs, console)
-    sys.stdout.flush()
-    stderr = terminal.console(stderr=True)
-    stderr.print(f"[dim]results written to {os.fspath(out.path)}[/dim]")
-    if failure:
-        stderr.print(f"beff: error: {failure}; the phases measured before stay in {out.path}",
-                     markup=False, highlight=False, soft_wrap=True)
+class ImbIOJob(ImbJob):
+    """IMB-IO: IMB's job, with the run's files named, checked and removed around it."""
+
+    network = False
+
+    def __init__(self, suite: Suite) -> None:
+        super().__init__(suite)
+        self.io_record: dict[str, Any] = {}
+
+    def prepare(self, MPI: types.ModuleType, cfg: RunConfig) -> None:
+        super().prepare(MPI, cfg)
+        io_run.validate(cfg)
+
+    def start(self, MPI: types.ModuleType, cfg: RunConfig,
+              ranks: list[dict[str, Any]] | None) -> dict[str, Any]:
+        extra = super().start(MPI, cfg, ranks)
+        self.io_record = io_run.start(MPI, cfg)
+        return {**extra, "io": self.io_record}
+
+    def notes(self) -> list[str]:
+        note = io_run.stale_note(self.io_record)
+        return [note] if note else []
+
+    def finish(self, results: list[Result], nprocs: int) -> list[str]:
+        io_run.remove_files()
+        return super().finish(results, nprocs)
+
+
+def beffio_job(suite: Suite) -> BeffIOJob:
+    return BeffIOJob(suite)
+
+
+def imbio_job(suite: Suite) -> ImbIOJob:
+    return ImbIOJob(suite)

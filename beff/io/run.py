@@ -32,7 +32,7 @@ from beff.io import fs, loops
 if TYPE_CHECKING:
     from mpi4py.MPI import Comm, File, Info
 
-    from beff.imb.driver import Ctx
+    from beff.bench.ctx import Ctx
 
 CHUNK = 1 << 20  # the data of read benchmarks is written in 1 MiB pieces (as IMB)
 

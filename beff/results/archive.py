@@ -16,23 +16,18 @@ import shutil
 import socket
 import subprocess
 import time
-import types
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import h5py
 import numpy as np
 
+from beff.core import suite as suites
 from beff.core.errors import BeffError
-
-if TYPE_CHECKING:
-    from beff.core.config import RunConfig
 from beff.results import atomic, stats, watch
-from beff.results.beffio import BeffIORecord
-from beff.results.effbw import BeffRecord
-from beff.results.model import Measurement, RunRecord
+from beff.results.model import Measurement, Result, RunRecord, StoredSummary
 
 # Format history (share/schema/CHANGES.md has the details):
 #   1: IMB results per benchmark and process count; b_eff's figures as a JSON attribute.
@@ -44,7 +39,7 @@ FORMAT_NAME = "beff-results"
 # Root attributes stored as JSON text.
 JSON_ATTRS = ("command_line", "config", "config_sources", "versions", "mpi", "host", "env",
               "placement", "overhead", "warnings", "yield_settings", "workaround_settings",
-              "benchmark_comments", "io")
+              "benchmark_comments", "io", "derived")
 RANK_COLUMNS = {  # per world rank: units and description
     "rank": ("1", "MPI_COMM_WORLD rank"),
     "host": ("", "host name (gethostname)"),
@@ -155,23 +150,25 @@ class ResultFile:
             for key, value in attrs.items():
                 f.attrs[key] = json.dumps(value, sort_keys=True) if key in JSON_ATTRS else value
 
-    def add(self, m: Measurement) -> None:
-        """Write one benchmark at one process count and flush it to disk."""
-        size = sum(a.nbytes for a in (m.times, m.samples, m.batch_iters, *m.more_times.values(),
-                                      *m.more_samples.values(), *m.prepared.values()))
-        with self._update(size + FILE_OVERHEAD_BYTES) as f:
-            write_measurement(f.require_group("results"), m, self.count)
-        self.count += 1
-
-    def add_beff(self, rec: BeffRecord | BeffIORecord) -> None:
-        """Write (or rewrite, after each repetition or phase) the /beff group of a ``beff run``
-        or the /beffio group of a ``beff io``."""
-        size = sum(v.nbytes for v in vars(rec).values() if isinstance(v, np.ndarray))
-        layout = BEFFIO if isinstance(rec, BeffIORecord) else BEFF
+    def add(self, result: Result) -> None:
+        """Write one result and flush it to disk: a Measurement (one benchmark at one process
+        count) under /results, or a suite's typed record in the group named after its suite
+        (rewritten when the suite emits it again, e.g. after each b_eff repetition)."""
+        if isinstance(result, Measurement):
+            m = result
+            size = sum(a.nbytes for a in (m.times, m.samples, m.batch_iters,
+                                          *m.more_times.values(), *m.more_samples.values(),
+                                          *m.prepared.values()))
+            with self._update(size + FILE_OVERHEAD_BYTES) as f:
+                write_measurement(f.require_group("results"), m, self.count)
+            self.count += 1
+            return
+        layout = layout_of(result.suite)
+        size = sum(v.nbytes for v in vars(result).values() if isinstance(v, np.ndarray))
         with self._update(size + FILE_OVERHEAD_BYTES) as f:
             if layout.group in f:
                 del f[layout.group]
-            write_record(f.create_group(layout.group), rec, layout)
+            write_record(f.create_group(layout.group), result, layout)
 
     def finish(self, status: str) -> None:
         self.set_attrs(status=status,
@@ -185,26 +182,6 @@ class ResultFile:
 
         _mpi.on_abort(lambda: self.finish("aborted"))
         self._watcher = watch.start(self.path, self.run_id)
-
-
-def start_run_file(MPI: types.ModuleType, cfg: RunConfig, ranks: list[dict[str, Any]],
-                   **extra: Any) -> tuple[ResultFile, dict[str, Any]]:
-    """Rank 0 of ``beff run`` and ``beff io``: the root attributes (run metadata, the whole
-    configuration, placement, and ``extra``), the result file created with them, and the
-    abort hook that marks it aborted."""
-    from beff.core.config import default_output
-    from beff.core.metadata import placement, run_attrs
-
-    where = placement(ranks)
-    attrs = run_attrs(MPI, cfg.argv)
-    config = json.loads(cfg.to_json())
-    config.pop("sources", None)
-    attrs.update(config=config, config_sources=cfg.sources, placement=where,
-                 oversubscribed=where["oversubscribed"], **extra)
-    out = ResultFile(cfg.output or default_output())
-    out.create(attrs, ranks, exclusive=not cfg.force)
-    out.guard()
-    return out, attrs
 
 
 def _dataset(g: h5py.Group, name: str, data: Any, units: str, what: str) -> None:
@@ -267,9 +244,9 @@ def write_measurement(results: h5py.Group, m: Measurement, order: int) -> None:
                  f"per size and rank: {name}, recorded by the kernel's per-size preparation")
 
 
-# /beff and /beffio: scalar inputs as attributes, lists of names as string datasets, arrays
-# as datasets with units and a description, dicts as JSON attributes. Derived figures are not
-# stored.
+# A suite's typed record (b_eff's /beff, b_eff_io's /beffio): scalar inputs as attributes,
+# lists of names as string datasets, arrays as datasets with units and a description, dicts as
+# JSON attributes. Each suite declares its record's Layout (core.suite.Suite.layout).
 @dataclass(frozen=True)
 class Layout:
     group: str
@@ -282,71 +259,10 @@ class Layout:
     json: tuple[str, ...] = ()
 
 
-BEFF = Layout(
-    group="beff", cls=BeffRecord,
-    scalars=("nprocs", "memory_per_proc", "memory_source", "lmax", "seed", "repetitions",
-             "repetitions_done", "time_per_loop", "short", "hugepages", "pingpong_index",
-             "runtime_s"),
-    names={
-        "methods": "method names, in measuring order",
-        "method_labels": "method labels of b_eff 3.6's tables",
-        "labels": "pattern labels",
-        "kinds": "pattern kind: ring, random or info",
-        "uname": "sysname, nodename, release, version, machine of rank 0",
-    },
-    arrays={
-        "official": ("1", "per method: 1 if it enters b_eff"),
-        "lengths": ("B", "message lengths L"),
-        "bw_min": ("B/s", "[rep, L, pattern, method] min over ranks of L*looplng*sr_count/time"),
-        "bw_avg": ("B/s", "[rep, L, pattern, method] mean over participating ranks"),
-        "bw_max": ("B/s", "[rep, L, pattern, method] max over ranks"),
-        "scale": ("1", "[pattern] all_msg_cnt / sr_count of rank 0"),
-        "all_msg_cnt": ("1", "[pattern] messages per iteration over all ranks"),
-        "sr_count": ("1", "[pattern] messages rank 0 sends per iteration"),
-        "participate_cnt": ("1", "[pattern] participating ranks"),
-        "looplng": ("1", "[rep, L, method] iterations per loop"),
-        "loop_time": ("s", "[rep, L, method] rank 0's loop time summed over patterns"),
-        "loop_min": ("s", "[rep, L, method] rank 0's shortest pattern loop"),
-        "loop_max": ("s", "[rep, L, method] rank 0's longest pattern loop"),
-        "shortened": ("1", "[rep] the 60-second rule shortened the two largest lengths"),
-        "best_method": ("1", "[rep, pattern] method used at the shortened lengths (-1: all)"),
-        "cross_node": ("1", "[pattern, 2] messages per iteration over all ranks, and those "
-                       "crossing nodes"),
-        "dims2": ("1", "2-d process grid"),
-        "dims3": ("1", "3-d process grid"),
-        "random_perm": ("1", "[random pattern, rank] the random permutations"),
-    },
-    bools=("short", "hugepages"), int_lists=("dims2", "dims3"),
-)
-
-BEFFIO = Layout(
-    group="beffio", cls=BeffIORecord,
-    scalars=("nprocs", "memory_per_proc", "memory_source", "total_memory",
-             "total_memory_source", "lmax", "scheduled_time", "quick", "rewrite_all", "shared",
-             "unique", "checked", "runtime_s", "failure"),
-    names={"uname": "sysname, nodename, release, version, machine of rank 0"},
-    arrays={
-        "partitions": ("1", "[partition] processes doing I/O"),
-        "chunk": ("B", "[partition, pattern] l: contiguous bytes per process on disk"),
-        "call": ("B", "[partition, pattern] L: bytes per process per call"),
-        "weight": ("1", "[pattern] U: share of the scheduled time"),
-        "ptype": ("1", "[pattern] type: 0 scatter, 1 shared, 2 separated, 3 segmented, "
-                  "4 seg_coll"),
-        "row": ("1", "[pattern] row of the summary table (1..7; 0 none; 8 shown apart)"),
-        "segment": ("B", "[partition] per-process segment of types 3 and 4"),
-        "repetitions": ("1", "[access, partition, pattern] calls per process (-1: not run)"),
-        "t_pattern": ("s", "[access, partition, pattern] rank 0's pattern time (barrier to "
-                      "barrier)"),
-        "parts": ("s", "[access, partition, pattern, rank, part] per-rank parts: t_pat, "
-                  "barrier, bcast, sync, last_io, last_barrier_bcast (NaN: not a member)"),
-        "t_open": ("s", "[access, partition, type] rank 0's open, between two barriers"),
-        "t_close": ("s", "[access, partition, type] rank 0's close and barrier"),
-        "errors": ("1", "[access, partition, pattern] stamp mismatches over ranks"),
-        "defects": ("1", "[access, partition, pattern] --check: doubles read back wrong"),
-        "done": ("1", "[access, partition] 1 when the phase completed"),
-    },
-    bools=("quick", "rewrite_all", "shared", "unique", "checked"), json=("hints_used",),
-)
+def layout_of(suite: str) -> Layout:
+    """The Layout of ``suite``'s typed record."""
+    layout: Layout = suites.get(suite).load("layout")
+    return layout
 
 
 def write_record(g: h5py.Group, rec: Any, layout: Layout) -> None:
@@ -456,14 +372,16 @@ def load(path: str | Path) -> RunRecord:
         if "results" in f:
             f["results"].visititems(visit)
         record = RunRecord(attrs=attrs, ranks=ranks,
-                           measurements=[m for _, m in sorted(found, key=lambda t: t[0])])
-        if "beffio" in f:
-            record.beffio = read_record(f["beffio"], BEFFIO)
-        if "beff" in f and version >= 2:
-            record.beff = read_record(f["beff"], BEFF)
-        elif "beff" in f and "summary" in f["beff"].attrs:
-            # Schema 1 stored b_eff's derived figures as JSON; they are read as they were.
-            record.beff_v1_summary = json.loads(_decode(f["beff"].attrs["summary"]))
+                           results=[m for _, m in sorted(found, key=lambda t: t[0])])
+        for name in f:
+            if name in ("ranks", "results"):
+                continue
+            if version == 1 and "summary" in f[name].attrs:
+                # Schema 1 stored b_eff's derived figures as JSON; they are read as they were.
+                record.results.append(StoredSummary(
+                    name, name, json.loads(_decode(f[name].attrs["summary"]))))
+            elif suites.find(name) is not None and suites.get(name).layout:
+                record.results.append(read_record(f[name], layout_of(name)))
     if record.attrs.get("status") == "running" and writer_gone(record.ranks):
         record.attrs["status"] = "aborted"
         record.attrs["status_note"] = watch.NOTE  # and its watcher was killed too

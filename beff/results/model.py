@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from beff.results.beffio import BeffIORecord
-    from beff.results.effbw import BeffRecord
 
 # Status of one message size.
 OK = "ok"
@@ -107,13 +103,56 @@ class Measurement:
         return TIME_OUT in self.status or OUT_OF_MEM in self.status or FAILED in self.status
 
 
+class Result(Protocol):
+    """What a suite's run stores: a record under a stable key, of a suite. IMB-style suites
+    store :class:`Measurement` objects; b_eff and b_eff_io one typed record each."""
+
+    @property
+    def suite(self) -> str: ...
+
+    @property
+    def key(self) -> str: ...
+
+
+@dataclass
+class StoredSummary:
+    """A result of a schema-1 file that stored derived figures instead of what they derive
+    from (b_eff's summary): read as it was."""
+
+    suite: str
+    key: str
+    summary: dict[str, Any]
+
+
 @dataclass
 class RunRecord:
-    """Everything in one result file: run metadata plus the measurements in order."""
+    """Everything in one result file: run metadata, the ranks, and the results in order."""
 
     attrs: dict[str, Any]
-    measurements: list[Measurement] = field(default_factory=list)
+    results: list[Any] = field(default_factory=list)  # Result objects
     ranks: list[dict[str, Any]] = field(default_factory=list)
-    beff: BeffRecord | None = None
-    beffio: BeffIORecord | None = None
-    beff_v1_summary: dict[str, Any] | None = None  # schema 1 files: stored figures
+
+    def put(self, result: Any) -> None:
+        """Add ``result``, or replace the result stored under its key."""
+        for i, old in enumerate(self.results):
+            if old.key == result.key:
+                self.results[i] = result
+                return
+        self.results.append(result)
+
+    @property
+    def measurements(self) -> list[Measurement]:
+        """The IMB-style results."""
+        return [r for r in self.results if isinstance(r, Measurement)]
+
+    def result(self, suite: str) -> Any:
+        """The first result of ``suite``, or None."""
+        return next((r for r in self.results if r.suite == suite), None)
+
+    @property
+    def suite(self) -> str:
+        """The suite that wrote the file (schema 1 files: from their results)."""
+        name = self.attrs.get("suite")
+        if name:
+            return str(name)
+        return str(self.results[0].suite) if self.results else "mpi1"

@@ -63,7 +63,7 @@ def of_record(record: RunRecord) -> list[str]:
         return [str(w) for w in stored]
     ms: Iterable[Measurement] = record.measurements
     found = run_warnings(record.attrs, network=any("mbytes_per_sec" in m.columns for m in ms)
-                         or record.beff is not None or record.beff_v1_summary is not None)
+                         or record.suite == "beff")
     for m in record.measurements:
         found += result_warnings(record.attrs, m, list(m.attrs.get("placement_groups", [])))
     return list(dict.fromkeys(found))

@@ -122,7 +122,7 @@ def test_help_at_80_columns_shows_every_option_whole() -> None:
     for flag in ("--memory-per-proc", "--extra-methods-in-beff", "--time-per-loop",
                  "--stall-timeout", "--backend", "--force"):
         assert flag in r.stdout, flag
-    assert "--format <table|json>" in r.stdout  # only what `run` accepts
+    assert "--format <table|sum|json|csv>" in r.stdout  # only what b_eff renders
     assert "…" not in r.stdout
     assert max(len(line) for line in r.stdout.splitlines()) <= 80
 
@@ -130,7 +130,12 @@ def test_help_at_80_columns_shows_every_option_whole() -> None:
 @pytest.mark.parametrize("args, message", [
     (["run", "--bogus"], "beff: error: No such option: --bogus (see `beff run --help`)"),
     (["frobnicate"], "beff: error: No such command 'frobnicate'. (see `beff --help`)"),
-    (["show", str(GOLDEN), "--format", "xml"], "beff: error: Invalid value for '--format'"),
+    (["show", str(GOLDEN), "--format", "xml"],
+     "beff: error: --format: IMB mpi1 results come as table|imb|json|csv, not 'xml'"),
+    (["show", str(BEFF_GOLDEN), "--format", "imb"],
+     "beff: error: --format: b_eff results come as table|sum|json|csv, not 'imb'"),
+    (["run", "--format", "imb"],
+     "beff: error: --format: b_eff results come as table|sum|json|csv, not 'imb'"),
     (["compare", str(GOLDEN)], "beff: error: Missing argument 'second'."),
 ])
 def test_parse_errors_are_one_line(args: list[str], message: str) -> None:
@@ -147,7 +152,7 @@ def test_imb_habits_list_and_help() -> None:
 
 
 def test_show_of_a_b_eff_file_in_every_format() -> None:
-    imb = beff("show", str(BEFF_GOLDEN), "--format", "imb")
+    imb = beff("show", str(BEFF_GOLDEN), "--format", "sum")
     assert imb.returncode == 0
     assert "accumulated |      2" in imb.stdout and imb.stdout.rstrip().splitlines()[-1]\
         .startswith("b_effSHORT = ")

@@ -17,9 +17,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from beff.effbw.record import BeffRecord  # noqa: E402
+from beff.io.record import BeffIORecord  # noqa: E402
 from beff.results.archive import ResultFile  # noqa: E402
-from beff.results.beffio import BeffIORecord  # noqa: E402
-from beff.results.effbw import BeffRecord  # noqa: E402
 from beff.results.model import OK, TIME_OUT, Measurement  # noqa: E402
 from tests.data import golden_v2_beffio_writer as frozen_io  # noqa: E402
 from tests.data import golden_v2_writer as frozen  # noqa: E402
@@ -84,7 +84,7 @@ def write_beff(path: Path) -> None:
     out = ResultFile(path)
     out.create(dict(ATTRS, command_line=["beff", "run", "--quick"], benchmarks=["b_eff"],
                     nprocs=2), RANKS)
-    out.add_beff(beff_record())
+    out.add(beff_record())
     out.finish("complete")
 
 
@@ -113,5 +113,5 @@ def write_beffio(path: Path) -> None:
     out = ResultFile(path)
     out.create(dict(ATTRS, command_line=["beff", "io", "-T", "16"], benchmarks=["b_eff_io"],
                     nprocs=2), RANKS)
-    out.add_beff(beffio_record())
+    out.add(beffio_record())
     out.finish("complete")

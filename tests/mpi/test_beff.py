@@ -13,9 +13,9 @@ import h5py
 import numpy as np
 import pytest
 
+from beff.effbw.view import beff_summary
 from beff.patterns import reduce_beff
 from beff.results.archive import load
-from beff.results.effbw import beff_summary
 from tests.mpirun import beff, launcher, mpi_env, mpirun
 
 pytestmark = pytest.mark.mpi
@@ -110,7 +110,7 @@ def test_opt_in_methods_stay_out_of_the_official_figure(tmp_path: Path) -> None:
     assert summary["methods_in_b_eff"] == ["sendrecv"]
     # recomputed from the stored data: b_eff uses the official method only, the other
     # figure all three
-    rec = load(path).beff
+    rec = load(path).result("beff")
     assert rec is not None and rec.official == [True, False, False]
     b = rec.pattern_b()
     lengths = [int(x) for x in rec.lengths]
@@ -165,7 +165,8 @@ def test_toml_layers_under_flags_and_bad_toml_exits_2_on_every_rank(tmp_path: Pa
                "--no-progress", timeout=120)
     assert r.returncode == 0, r.stderr
     rec = load(out)
-    assert rec.beff is not None and rec.beff.short and rec.beff.methods == ["sendrecv"]
+    result = rec.result("beff")
+    assert result is not None and result.short and result.methods == ["sendrecv"]
     sources = rec.attrs["config_sources"]
     assert sources["quick"].startswith("config:") and sources["time_per_loop"] == "cli"
     bad = tmp_path / "bad.toml"

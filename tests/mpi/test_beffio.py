@@ -101,11 +101,11 @@ def test_quick_at_1_to_4_ranks(nprocs: int, kind: str, tmp_path: Path) -> None:
     assert [p["b_eff_io_MBps"] for p in doc["per_partition"]] == pytest.approx(per_partition,
                                                                                 abs=1e-6)
     record = load(out)
-    assert record.attrs["status"] == "complete" and record.beffio is not None
+    assert record.attrs["status"] == "complete" and record.result("beffio") is not None
     assert record.attrs["io"]["file_system"]["fstype"] == ("tmpfs" if kind == "tmpfs" else
                                                           record.attrs["io"]["file_system"]
                                                           ["fstype"])
-    rec = record.beffio
+    rec = record.result("beffio")
     # Rewrite and read replay the write phase's repetitions; types 3/4 fill whole MiB.
     done = rec.repetitions[0] >= 0
     assert np.array_equal(rec.repetitions[2][done], rec.repetitions[0][done])
@@ -181,7 +181,8 @@ def test_full_file_system(tmp_path: Path) -> None:
         assert "disk full" in r.stderr and "Traceback" not in r.stderr
         record = load(out)
         assert record.attrs["status"] == "failed"
-        assert record.beffio is not None and "disk full" in record.beffio.failure
+        result = record.result("beffio")
+        assert result is not None and "disk full" in result.failure
         assert list(mnt.iterdir()) == []
         # Without the test hook the space check refuses before writing.
         r = mpirun(2, "io", "--quick", "--dir", str(mnt), "--memory-per-proc", "2GiB",

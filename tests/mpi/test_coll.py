@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from beff.imb.schedule import process_counts
+from beff.bench.schedule import process_counts
 from beff.results import stats
 from beff.results.archive import load
 from beff.results.model import Measurement

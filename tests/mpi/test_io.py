@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from beff.imb.registry import load_suite
+from beff.bench.registry import load_suite
 from beff.results.archive import load
 from beff.results.model import FAILED, OK, SKIPPED, TIME_OUT
 from tests.mpirun import assert_failed_without_files, mpirun

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from beff.imb.registry import load_suite
-from beff.imb.schedule import process_counts
+from beff.bench.registry import load_suite
+from beff.bench.schedule import process_counts
 from beff.results import stats
 from beff.results.archive import load
 from beff.results.model import Measurement

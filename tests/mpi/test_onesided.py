@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from beff.imb.registry import AGGREGATE, NON_AGGREGATE, load_suite
-from beff.imb.schedule import process_counts
+from beff.bench.registry import AGGREGATE, NON_AGGREGATE, load_suite
+from beff.bench.schedule import process_counts
 from beff.results.archive import load
 from tests.mpirun import is_open_mpi, mpirun
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from beff.bench.ctx import Ctx
+from beff.bench.registry import TIME, Kind, Metric, Runner, benchmark, register_suite
 from beff.core.capi import loop
-from beff.imb.driver import Ctx
-from beff.imb.registry import TIME, Kind, Metric, Runner, benchmark, register_suite
 from beff.results import columns
 from beff.results.model import Measurement
 

@@ -39,9 +39,9 @@ import h5py
 import numpy as np
 import pytest
 
+from beff.effbw.view import beff_summary
 from beff.results import stats, watch
 from beff.results.archive import load
-from beff.results.effbw import beff_summary
 from beff.results.model import OK, Measurement
 from tests.mpirun import launcher, mpi_env
 
@@ -352,7 +352,7 @@ def test_beff_run_quick(cluster: Cluster, launch: Launch) -> None:
                        timeout=120))
     assert_two_hosts_two_ranks_each(path)
     record = load(path)
-    assert record.beff is not None, "no /beff group in the result file"
+    assert record.result("beff") is not None, "no /beff group in the result file"
     summary = beff_summary(record)
     assert summary is not None
     for key in ("b_eff_MBps", "pingpong_latency_us", "pingpong_bandwidth_MBps"):

@@ -2,9 +2,9 @@
 
 import pytest
 
+from beff.bench.args import parse
 from beff.core.config import build_config
 from beff.core.errors import UsageError
-from beff.imb.args import parse
 
 
 def test_an_imb_job_line_ports_unchanged() -> None:
@@ -75,7 +75,7 @@ def test_config_json_round_trip() -> None:
 
 def test_benchmarks_run_in_imbs_order() -> None:
     """IMB 2021.11 runs -include first, then the names as given (not the suite's order)."""
-    from beff.imb.registry import resolve
+    from beff.bench.registry import resolve
 
     def names(*args: list[str]) -> list[str]:
         return [spec.name for spec in resolve("mpi1", *args)]

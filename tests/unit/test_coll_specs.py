@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from beff.bench import check
+from beff.bench.ctx import Tally
+from beff.bench.driver import buffer_bytes, sizes_for
+from beff.bench.registry import Kind, load_suite, resolve
 from beff.core.config import RunConfig
-from beff.imb import check
-from beff.imb.driver import Tally, buffer_bytes, sizes_for
-from beff.imb.registry import Kind, load_suite, resolve
 
 # IMB 2021.11 `IMB-MPI1 -list`: the default benchmarks in run order.
 IMB_DEFAULTS = [

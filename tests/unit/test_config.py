@@ -29,7 +29,7 @@ def _toml(tmp_path: Path, text: str) -> str:
     ("msglog_max = 40", "must be between"),
     ("batches = 0", "must be between"),
     ("time = -1.0", "must be between"),
-    ('format = "xml"', "expects one of table|imb|json|csv"),
+    ('format = "xml"', "expects one of table|imb|sum|json|csv"),
     ('thread_level = "bogus"', "expects one of"),
     ('benchmarks = "PingPong"', "expects a list"),
     ("msgspersample = 99999999999999999999", "must be between"),

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from beff.bench.driver import Driver
+from beff.bench.registry import BenchmarkSpec, Kind, Runner
 from beff.core.config import build_config
-from beff.imb.driver import Driver
-from beff.imb.registry import BenchmarkSpec, Kind, Runner
 from beff.results.model import OK, OUT_OF_MEM, SKIPPED, TIME_OUT, Measurement
 
 MiB = 1 << 20

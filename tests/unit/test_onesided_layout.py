@@ -8,13 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from beff.bench import args
+from beff.bench import view as report
+from beff.bench.driver import modes_for, sizes_for
+from beff.bench.registry import AGGREGATE, NON_AGGREGATE, BenchmarkSpec, load_suite
 from beff.core.config import RunConfig
 from beff.core.errors import UsageError
-from beff.imb import args
-from beff.imb.driver import modes_for, sizes_for
-from beff.imb.registry import AGGREGATE, NON_AGGREGATE, BenchmarkSpec, load_suite
-from beff.render import imb as report
 from beff.results.model import OK, Measurement
+from tests.views import imb_header
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "imb-samples"
 EXT_SAMPLE = SAMPLES / "ext-np2-msglog0-16-time0.5-quiet.txt"
@@ -115,7 +116,7 @@ def test_global_header_and_list_match_imb(suite: str, sample: Path, part: str) -
              "mpi": {"standard_version": "5.0", "thread_level": "single"},
              "host": {"machine": "x86_64", "system": "Linux", "release": "6", "version": "#1"},
              "benchmark_comments": {s.name: list(s.comments) for s in specs if s.comments}}
-    ours = report.imb_header(attrs, [s.name for s in specs]).rstrip("\n").split("\n")
+    ours = imb_header(attrs, [s.name for s in specs]).rstrip("\n").split("\n")
     theirs = sample.read_text().split("\n")
     assert ours[2].endswith(f", {part} part") and theirs[2].endswith(f", {part} part")
     start = ours.index("# MPI_Datatype                   :   MPI_BYTE ")

@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from beff.imb.registry import load_suite
-from beff.render import imb as report
+from beff.bench import view as report
+from beff.bench.registry import load_suite
 from beff.results import stats
 from beff.results.model import OK, Measurement
 from tests.unit.test_report_imb import blocks
+from tests.views import imb_header
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "imb-samples"
 NBC_SAMPLE = SAMPLES / "nbc-np2-msglog0-16-time0.5-quiet.txt"
@@ -131,7 +132,7 @@ def test_global_header_whitespace_per_component(suite: str, sample: Path, part: 
              "command_line": ["beff", "imb", suite], "created": "2026-11-22T01:00:00Z",
              "mpi": {"standard_version": "5.0", "thread_level": "single"},
              "host": {"machine": "x86_64", "system": "Linux", "release": "6", "version": "#1"}}
-    ours = report.imb_header(attrs, ["Ibcast"]).split("\n")
+    ours = imb_header(attrs, ["Ibcast"]).split("\n")
     theirs = sample.read_text().split("\n")
     assert ours[2].endswith(f", {part} part") and theirs[2].endswith(f", {part} part")
     cmd = ours.index("# Calling sequence was: ") + 2

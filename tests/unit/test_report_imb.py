@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from beff.render import imb as report
+from beff.bench import view as report
 from beff.results.model import OK, TIME_OUT, Measurement
+from tests.views import imb_header
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "imb-samples"
 
@@ -130,7 +131,7 @@ def test_global_header_layout() -> None:
              "command_line": ["beff", "imb", "mpi1", "PingPong"], "created": "2026-11-22T01:00:00Z",
              "mpi": {"standard_version": "5.0", "thread_level": "single"},
              "host": {"machine": "x86_64", "system": "Linux", "release": "6", "version": "#1"}}
-    text = report.imb_header(attrs, ["PingPong"])
+    text = imb_header(attrs, ["PingPong"])
     lines = text.split("\n")
     assert lines[2].startswith("#    beff ") and lines[2].endswith(", MPI-1 part")
     assert "# Calling sequence was: \n\n# beff imb mpi1 PingPong \n" in text

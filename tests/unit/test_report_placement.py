@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-from beff.render import imb as report
+from beff.render import common
+from beff.results import placement as report
 from beff.results import warnings
 from beff.results.archive import ResultFile, load
 from beff.results.model import OK, Measurement, RunRecord
@@ -101,7 +102,7 @@ def test_stored_groups_render_without_a_ranks_table(tmp_path: Path) -> None:
 
 def test_header_lists_each_node_with_its_ranks() -> None:
     buf = io.StringIO()
-    report.render_header(RunRecord(attrs=ATTRS, ranks=RANKS), Console(file=buf, width=120))
+    common.render_header(RunRecord(attrs=ATTRS, ranks=RANKS), Console(file=buf, width=120))
     text = buf.getvalue()
     assert "4 ranks on 2 node(s): hostA, hostB" in text
     assert "node 0 (hostA): ranks 0-1" in text and "node 1 (hostB): ranks 2-3" in text

@@ -2,8 +2,8 @@
 
 import pytest
 
+from beff.bench import schedule
 from beff.core.errors import UsageError
-from beff.imb import schedule
 
 
 def test_default_imb_schedule_is_zero_then_powers_of_two() -> None:

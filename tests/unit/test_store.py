@@ -6,10 +6,10 @@ import h5py
 import numpy as np
 import pytest
 
+from beff.effbw.view import beff_summary
+from beff.io.record import BeffIORecord
 from beff.results import stats
 from beff.results.archive import SCHEMA_VERSION, load
-from beff.results.beffio import BeffIORecord
-from beff.results.effbw import beff_summary
 from tests.data.current_writer import (
     RANKS,
     beff_record,
@@ -83,11 +83,11 @@ def test_schema_2_golden_beff_file_derives_b_eff() -> None:
 
 
 def test_schema_2_golden_beffio_file_derives_b_eff_io() -> None:
-    from beff.results.beffio import summarize
+    from beff.io.record import summarize
 
     record = load(DATA / "golden-schema-v2-beffio.h5")
-    assert record.beffio is not None and record.beffio.uname[1] == "golden"
-    s = summarize(record.beffio)
+    assert record.result("beffio") is not None and record.result("beffio").uname[1] == "golden"
+    s = summarize(record.result("beffio"))
     # By hand: every pattern moves 1 MiB per process in 0.01 s, so every type, average, WR
     # and b_eff_io is 104.8576 MB/s per process; the maximum is at n = 2.
     assert s["per_partition"][0]["write_MBps"] == pytest.approx(104.8576)
@@ -126,7 +126,7 @@ def test_round_trip_keeps_raw_samples_and_every_metric(tmp_path: Path) -> None:
 def test_beff_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "b.h5"
     write_beff(path)
-    rec = load(path).beff
+    rec = load(path).result("beff")
     assert rec is not None
     before = beff_record()
     np.testing.assert_array_equal(rec.bw_min, before.bw_min)
@@ -181,7 +181,7 @@ def _beffio_file(path: Path, seconds: float = 0.01) -> BeffIORecord:
     rec.hints_used = {"write/n1/scatter": {"cb_nodes": "1"}}
     out = ResultFile(path)
     out.create({"nprocs": 2}, [])
-    out.add_beff(rec)
+    out.add(rec)
     return rec
 
 
@@ -189,11 +189,11 @@ def test_beffio_round_trip_and_derived_figures(tmp_path: Path) -> None:
     """A b_eff_io record survives the file, and the figures derived from it follow the
     original's averaging (checked by hand for uniform data)."""
     from beff.io.plan import NPATTERNS
-    from beff.results.beffio import summarize
+    from beff.io.record import summarize
 
     path = tmp_path / "io.h5"
     rec = _beffio_file(path)
-    back = load(path).beffio
+    back = load(path).result("beffio")
     assert back is not None and back.hints_used == rec.hints_used
     np.testing.assert_array_equal(back.t_pattern, rec.t_pattern)
     assert back.parts.shape == (3, 2, NPATTERNS, 2, 6) and back.uname[1] == "golden"
@@ -208,12 +208,12 @@ def test_beffio_round_trip_and_derived_figures(tmp_path: Path) -> None:
 
 def test_beffio_files_compare(tmp_path: Path) -> None:
     """`beff compare` of two b_eff_io files: B twice as slow halves every figure."""
-    from beff.results.compare import compare_beff, kind_of_run
+    from beff.render.compare import compare_figures, kind_of_run
 
     _beffio_file(tmp_path / "a.h5")
     _beffio_file(tmp_path / "b.h5", seconds=0.02)
     a, b = load(tmp_path / "a.h5"), load(tmp_path / "b.h5")
     assert kind_of_run(a) == kind_of_run(b) == "b_eff_io"
-    rows = compare_beff(a, b)
+    rows = compare_figures(a, b)
     assert {name for name, *_ in rows} >= {"b_eff_io_MBps", "n=1 read_MBps", "n=2 write_MBps"}
     assert all(vb == pytest.approx(va / 2) and up for _, va, vb, up in rows)

@@ -27,13 +27,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from beff.bench import check
+from beff.bench.ctx import Ctx, Tally
+from beff.bench.registry import Kind, Runner, benchmark
 from beff.core import counts as counts_
 from beff.core.buffers import BufferSet
 from beff.core.capi import barrier_loop, loop
 from beff.core.errors import CollectiveFailure
-from beff.imb import check
-from beff.imb.driver import Ctx, Tally
-from beff.imb.registry import Kind, Runner, benchmark
 
 SUITE = "mpi1"
 C: Any = None  # the C bindings, substituted by the backend

@@ -13,12 +13,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from beff.bench import check
+from beff.bench.check import expected_bytes, fill_send
+from beff.bench.ctx import Ctx
+from beff.bench.registry import Kind, Runner, benchmark
 from beff.core import capi
 from beff.core.capi import loop
-from beff.imb import check
-from beff.imb.check import expected_bytes, fill_send
-from beff.imb.driver import Ctx
-from beff.imb.registry import Kind, Runner, benchmark
 
 TAG = 1
 SUITE = "mpi1"

@@ -29,10 +29,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from beff.bench.ctx import Ctx, Tally
+from beff.bench.registry import Kind, Metric, Runner, benchmark, load_suite
 from beff.core import capi, cpu
 from beff.core.buffers import BufferSet
 from beff.core.capi import F32Array, loop
-from beff.imb.driver import Ctx, Tally
 from beff.imb.mpi1 import coll
 from beff.imb.mpi1.coll import (
     ALLGATHER,
@@ -50,7 +51,6 @@ from beff.imb.mpi1.coll import (
     SCATTERV,
     DType,
 )
-from beff.imb.registry import Kind, Metric, Runner, benchmark, load_suite
 
 C: Any = None  # the C bindings, substituted by the backend
 N_BARR = 2

@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from beff.bench import check
+from beff.bench.ctx import Ctx, Tally
+from beff.bench.registry import AGGREGATE
 from beff.core.buffers import BufferSet
 from beff.core.capi import F32Array, HArray, helper, loop
-from beff.imb import check
-from beff.imb.driver import Ctx, Tally
-from beff.imb.registry import AGGREGATE
 
 C: Any = None  # the C bindings, substituted by the backend
 N_BARR = 2

@@ -19,11 +19,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from beff.bench.ctx import Ctx, Tally
+from beff.bench.registry import AGGREGATE, NON_AGGREGATE, Kind, Runner, benchmark
 from beff.core import capi
-from beff.imb.driver import Ctx, Tally
 from beff.imb.onesided import common
 from beff.imb.onesided.common import ACC, GET, N_BARR, PUT
-from beff.imb.registry import AGGREGATE, NON_AGGREGATE, Kind, Runner, benchmark
 
 SUITE = "ext"
 MODES = (AGGREGATE, NON_AGGREGATE)

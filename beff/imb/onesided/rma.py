@@ -31,13 +31,13 @@ from typing import Any
 
 import numpy as np
 
+from beff.bench import check
+from beff.bench.ctx import Ctx, Tally
+from beff.bench.registry import AGGREGATE, NON_AGGREGATE, Kind, Metric, Runner, benchmark
 from beff.core import capi, cpu
 from beff.core.buffers import BufferSet
-from beff.imb import check
-from beff.imb.driver import Ctx, Tally
 from beff.imb.onesided import common
 from beff.imb.onesided.common import ACC, CAS, FETCH_OP, GET, GET_ACC, LOCAL, N_BARR, PUT, REMOTE
-from beff.imb.registry import AGGREGATE, NON_AGGREGATE, Kind, Metric, Runner, benchmark
 
 SUITE = "rma"
 MODES = (NON_AGGREGATE, AGGREGATE)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from beff.core import suite as suites
+from beff.render.view import view_of
 from beff.results import stats
-from beff.results.effbw import beff_summary
 from beff.results.model import OK, Measurement, RunRecord
 
 # Metadata that must match for a fair comparison (pyperf's "checked metadata" idea).
@@ -22,30 +22,10 @@ CHECKED = (("nprocs", lambda a: a.get("nprocs")),
            ("timed-loop backend", lambda a: a.get("overhead", {}).get("backend", "python")),
            ("buffers", lambda a: "hugepage" if a.get("config", {}).get("hugepages")
             else "malloc-like"))
-# b_eff runs: what makes two b_eff figures comparable.
-Getter = Callable[[dict[str, Any]], Any]
-CHECKED_BEFF: tuple[tuple[str, Getter], ...] = (
-    ("mode", lambda s: s.get("mode")),
-    ("memory per process", lambda s: s.get("memory_per_proc_bytes")),
-    ("methods in b_eff", lambda s: s.get("methods_in_b_eff")))
-CHECKED_BEFFIO: tuple[tuple[str, Getter], ...] = (
-    ("mode", lambda s: s.get("mode")),
-    ("largest chunk (Lmax)", lambda s: s.get("lmax_bytes")),
-    ("scheduled time", lambda s: s.get("scheduled_time_s")),
-    ("partitions", lambda s: s.get("partitions")),
-    ("rewrite of all types", lambda s: s.get("rewrite_all")))
-# b_eff figures and whether larger is better.
-BEFF_FIGURES = (("b_eff_MBps", True), ("b_eff_lmax_MBps", True), ("b_ring_MBps", True),
-                ("b_random_MBps", True), ("latency_us", False), ("pingpong_latency_us", False),
-                ("pingpong_bandwidth_MBps", True))
-
-
 def kind_of_run(record: RunRecord) -> str:
-    if record.beffio is not None:
-        return "b_eff_io"
-    if record.beff is not None or record.beff_v1_summary is not None:
-        return "b_eff"
-    return f"IMB {record.attrs.get('suite', 'mpi1')}"
+    """What ran, as compare names it (two files compare only when it is the same)."""
+    found = suites.find(record.suite)
+    return found.label if found is not None else record.suite
 
 
 @dataclass
@@ -69,30 +49,19 @@ def mismatches(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     return out
 
 
-def beff_mismatches(a: RunRecord, b: RunRecord) -> list[str]:
-    """b_eff (or b_eff_io) settings that differ between two ``beff run`` (``beff io``) files."""
-    sa, sb = summary_of(a) or {}, summary_of(b) or {}
-    checked = CHECKED_BEFFIO if a.beffio is not None else CHECKED_BEFF
-    return [f"{name} differs: {get(sa)!r} vs {get(sb)!r}" for name, get in checked
-            if get(sa) != get(sb)]
-
-
-def summary_of(record: RunRecord) -> dict[str, Any] | None:
-    """The derived figures of a ``beff run`` or ``beff io`` file (None for IMB files)."""
-    if record.beffio is not None:
-        from beff.results.beffio import summarize
-
-        return summarize(record.beffio)
-    return beff_summary(record)
-
-
-def beffio_figures(s: dict[str, Any]) -> dict[str, float]:
-    """b_eff_io and, per partition, its weighted averages and b_eff_io (MB/s)."""
-    out = {"b_eff_io_MBps": s.get("b_eff_io_MBps")}
-    for p in s.get("per_partition", []):
-        for key in ("write_MBps", "rewrite_MBps", "read_MBps", "b_eff_io_MBps"):
-            out[f"n={p['nprocs']} {key}"] = p.get(key)
-    return {k: float(v) for k, v in out.items() if v is not None}
+def setting_mismatches(a: RunRecord, b: RunRecord) -> list[str]:
+    """The suite's settings that differ between the results of two files (e.g. b_eff's mode
+    and memory per process), as the suite's view declares them."""
+    va, vb = view_of(a), view_of(b)
+    out = []
+    for ra in a.results:
+        rb = next((r for r in b.results if r.key == ra.key), None)
+        if rb is None:
+            continue
+        sb = dict(vb.settings(rb))
+        out += [f"{name} differs: {value!r} vs {sb.get(name)!r}"
+                for name, value in va.settings(ra) if sb.get(name) != value]
+    return out
 
 
 def per_iteration(m: Measurement, s: int) -> np.ndarray:
@@ -133,13 +102,15 @@ def compare_records(a: RunRecord, b: RunRecord) -> list[Row]:
     return rows
 
 
-def compare_beff(a: RunRecord, b: RunRecord) -> list[tuple[str, float, float, bool]]:
-    """The headline figures of two ``beff run`` (or two ``beff io``) files: (name, A, B,
-    larger is better)."""
-    sa, sb = summary_of(a), summary_of(b)
-    if sa is None or sb is None:
-        return []
-    if a.beffio is not None:
-        fa, fb = beffio_figures(sa), beffio_figures(sb)
-        return [(k, fa[k], fb[k], True) for k in fa if k in fb]
-    return [(k, float(sa[k]), float(sb[k]), up) for k, up in BEFF_FIGURES]
+def compare_figures(a: RunRecord, b: RunRecord) -> list[tuple[str, float, float, bool]]:
+    """The headline figures of two files' results of the same key (b_eff, b_eff_io): (name,
+    A, B, larger is better). Empty for suites compared size by size."""
+    va, vb = view_of(a), view_of(b)
+    out = []
+    for ra in a.results:
+        rb = next((r for r in b.results if r.key == ra.key), None)
+        if rb is None:
+            continue
+        fb = {name: value for name, value, _ in vb.figures(rb)}
+        out += [(name, value, fb[name], up) for name, value, up in va.figures(ra) if name in fb]
+    return out

@@ -10,17 +10,17 @@ from __future__ import annotations
 import enum
 import importlib
 import inspect
-import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from beff.core import suite as suites
 from beff.core.errors import UsageError
 from beff.results.model import COLUMNS_BY_KIND
 
 if TYPE_CHECKING:
-    from beff.imb.driver import Ctx
+    from beff.bench.ctx import Ctx
 
 # A kernel is set up for one message size (its per-size preparation: buffers, handles,
 # calibrations recorded with ctx.prepare) and yields ``run(n)``: the seconds this rank spent
@@ -150,51 +150,10 @@ class BenchmarkSpec:
 
 _REGISTRY: dict[str, dict[str, BenchmarkSpec]] = {}
 
-# Modules that register benchmarks, per suite; imported lazily so that `beff --help` is fast.
-SUITE_MODULES: dict[str, tuple[str, ...]] = {
-    "mpi1": ("beff.imb.mpi1.p2p", "beff.imb.mpi1.coll"),
-    "nbc": ("beff.imb.nbc.nbc",),
-    "mpi4": ("beff.imb.nbc.mpi4",),
-    "ext": ("beff.imb.onesided.ext",),
-    "rma": ("beff.imb.onesided.rma",),
-    "io": ("beff.io.imbio",),
-}
-SUITE_TITLES: dict[str, str] = {
-    "mpi1": "IMB-MPI1 (point-to-point and collectives)",
-    "nbc": "IMB-NBC (nonblocking collectives, with overlap)",
-    "mpi4": "IMB-MPI4 (MPI-4.0 persistent collectives, with overlap)",
-    "ext": "IMB-EXT (MPI-2 one-sided communication, fence synchronization)",
-    "rma": "IMB-RMA (MPI-3 one-sided communication, passive target)",
-    "io": "IMB-IO (MPI-IO: file writes, reads and open/close)",
-}
-# Modules outside beff that add suites (comma-separated module names); each calls
-# register_suite() when imported. Read once, when the registry is first used.
-PLUGINS_ENV = "BEFF_PLUGINS"
-_plugins_loaded = False
-
 
 def known_suites() -> list[str]:
-    """Every suite, the plug-ins' included."""
-    _load_plugins()
-    return list(SUITE_MODULES)
-
-
-def register_suite(name: str, title: str, modules: tuple[str, ...]) -> None:
-    """Add a suite whose benchmarks are registered by ``modules`` (in run order)."""
-    SUITE_MODULES[name] = modules
-    SUITE_TITLES[name] = title
-
-
-def _load_plugins() -> None:
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    for module in filter(None, (m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(","))):
-        try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            raise UsageError(f"{PLUGINS_ENV}: cannot import {module}: {exc}") from None
+    """Every IMB-style suite (those that declare benchmark modules), the plug-ins' included."""
+    return [s.name for s in suites.suites() if s.benchmarks]
 
 
 def benchmark(
@@ -218,26 +177,25 @@ def benchmark(
 
 def load_suite(suite: str) -> dict[str, BenchmarkSpec]:
     """Import the suite's kernel modules and return its benchmarks in registration order."""
-    _load_plugins()
-    if suite not in SUITE_MODULES:
-        known = ", ".join(sorted(SUITE_MODULES))
-        raise UsageError(f"unknown suite {suite!r} (known: {known})")
-    for module in SUITE_MODULES[suite]:
+    modules = suites.get(suite).benchmarks
+    if not modules:
+        raise UsageError(f"suite {suite!r} has no IMB-style benchmarks (known: "
+                         f"{', '.join(known_suites())})")
+    for module in modules:
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:
             if exc.name != module:
                 raise
-    # Run order = module order in SUITE_MODULES, then registration order, whichever module
+    # Run order = the suite's module order, then registration order, whichever module
     # happened to be imported first.
-    rank = {module: i for i, module in enumerate(SUITE_MODULES[suite])}
+    rank = {module: i for i, module in enumerate(modules)}
     table = _REGISTRY.get(suite, {})
     return dict(sorted(table.items(), key=lambda kv: rank.get(kv[1].kernel.__module__, len(rank))))
 
 
 def iter_suites() -> Iterator[tuple[str, dict[str, BenchmarkSpec]]]:
-    _load_plugins()
-    for suite in list(SUITE_MODULES):
+    for suite in known_suites():
         yield suite, load_suite(suite)
 
 

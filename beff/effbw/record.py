@@ -8,12 +8,12 @@ with beff.patterns' reduction, whenever a report needs them. Nothing derived is 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from beff.patterns import final_line, memory_mib, reduce_beff
-from beff.results.model import RunRecord
+from beff.results.archive import Layout
 
 MB = 1e6
 
@@ -22,6 +22,9 @@ MB = 1e6
 class BeffRecord:
     """One ``beff run``: b_eff 3.6's inputs and raw reductions (arrays are [rep, len, pat,
     method] unless said otherwise; bandwidths in bytes/s)."""
+
+    suite: ClassVar[str] = "beff"
+    key: ClassVar[str] = "beff"
 
     nprocs: int
     memory_per_proc: int
@@ -70,6 +73,44 @@ class BeffRecord:
         scaled: np.ndarray = b * self.scale[None, None, :, None]
         return scaled
 
+
+
+LAYOUT = Layout(
+    group="beff", cls=BeffRecord,
+    scalars=("nprocs", "memory_per_proc", "memory_source", "lmax", "seed", "repetitions",
+             "repetitions_done", "time_per_loop", "short", "hugepages", "pingpong_index",
+             "runtime_s"),
+    names={
+        "methods": "method names, in measuring order",
+        "method_labels": "method labels of b_eff 3.6's tables",
+        "labels": "pattern labels",
+        "kinds": "pattern kind: ring, random or info",
+        "uname": "sysname, nodename, release, version, machine of rank 0",
+    },
+    arrays={
+        "official": ("1", "per method: 1 if it enters b_eff"),
+        "lengths": ("B", "message lengths L"),
+        "bw_min": ("B/s", "[rep, L, pattern, method] min over ranks of L*looplng*sr_count/time"),
+        "bw_avg": ("B/s", "[rep, L, pattern, method] mean over participating ranks"),
+        "bw_max": ("B/s", "[rep, L, pattern, method] max over ranks"),
+        "scale": ("1", "[pattern] all_msg_cnt / sr_count of rank 0"),
+        "all_msg_cnt": ("1", "[pattern] messages per iteration over all ranks"),
+        "sr_count": ("1", "[pattern] messages rank 0 sends per iteration"),
+        "participate_cnt": ("1", "[pattern] participating ranks"),
+        "looplng": ("1", "[rep, L, method] iterations per loop"),
+        "loop_time": ("s", "[rep, L, method] rank 0's loop time summed over patterns"),
+        "loop_min": ("s", "[rep, L, method] rank 0's shortest pattern loop"),
+        "loop_max": ("s", "[rep, L, method] rank 0's longest pattern loop"),
+        "shortened": ("1", "[rep] the 60-second rule shortened the two largest lengths"),
+        "best_method": ("1", "[rep, pattern] method used at the shortened lengths (-1: all)"),
+        "cross_node": ("1", "[pattern, 2] messages per iteration over all ranks, and those "
+                       "crossing nodes"),
+        "dims2": ("1", "2-d process grid"),
+        "dims3": ("1", "3-d process grid"),
+        "random_perm": ("1", "[random pattern, rank] the random permutations"),
+    },
+    bools=("short", "hugepages"), int_lists=("dims2", "dims3"),
+)
 
 def summarize(rec: BeffRecord) -> dict[str, Any]:
     """The derived numbers under documented, stable keys (share/schema/README.md)."""
@@ -127,10 +168,3 @@ def summarize(rec: BeffRecord) -> dict[str, Any]:
         summary["b_eff_all_methods_MBps"] = reduce_beff(
             b, nprocs=P, kinds=rec.kinds, lengths=[int(x) for x in rec.lengths]).b_eff / MB
     return summary
-
-
-def beff_summary(record: RunRecord) -> dict[str, Any] | None:
-    """The derived b_eff figures of a ``beff run`` file (None for other files)."""
-    if record.beff is not None:
-        return summarize(record.beff)
-    return record.beff_v1_summary

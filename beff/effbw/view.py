@@ -1,4 +1,5 @@
-"""Rendering of b_eff results (rank 0 after ``beff run``, or ``beff show``)."""
+"""b_eff's view: its results as rich tables, b_eff 3.6's .sum text, CSV and JSON (rank 0 after
+``beff run``, or ``beff show``)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,16 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from beff.effbw.record import BeffRecord, summarize
 from beff.patterns import memory_mib
-from beff.render import imb as report
+from beff.results.model import RunRecord, StoredSummary
 
 
 def _mb(x: float) -> str:
     return f"{x:,.1f}"
 
 
-def render(summary: dict[str, Any], attrs: dict[str, Any], console: Console,
-           found: list[str] | None = None) -> None:
+def render(summary: dict[str, Any], console: Console) -> None:
     """The summary table, the per-length table, the patterns, and the original's final line."""
     P = summary["nprocs"]
     mode = summary["mode"]
@@ -74,7 +75,6 @@ def render(summary: dict[str, Any], attrs: dict[str, Any], console: Console,
         reps = ", ".join(str(r + 1) for r in summary["shortened_repetitions"])
         console.print("[yellow]CAUTION: the 60-second rule shortened the two largest lengths "
                       f"in repetition {reps}[/yellow]")
-    report.footer(attrs, console, found or [])
     console.print(summary["final_line"], soft_wrap=True)  # scripts grep it: never wrapped
 
 
@@ -110,14 +110,67 @@ def sum_text(summary: dict[str, Any]) -> str:
                       summary["final_line"]]) + "\n"
 
 
-CSV_FIELDS = ["bytes", "b_eff_MBps", "ring_MBps", "random_MBps", "b_eff_per_process_MBps"]
+CSV_FIELDS = ("bytes", "b_eff_MBps", "ring_MBps", "random_MBps", "b_eff_per_process_MBps")
+# What makes two b_eff figures comparable, and the figures `beff compare` shows (larger is
+# better?).
+CHECKED = (("mode", "mode"), ("memory per process", "memory_per_proc_bytes"),
+           ("methods in b_eff", "methods_in_b_eff"))
+FIGURES = (("b_eff_MBps", True), ("b_eff_lmax_MBps", True), ("b_ring_MBps", True),
+           ("b_random_MBps", True), ("latency_us", False), ("pingpong_latency_us", False),
+           ("pingpong_bandwidth_MBps", True))
 
 
-def csv_text(summary: dict[str, Any]) -> str:
-    """b_eff per message length, one row each (``show -f csv``)."""
-    P = summary["nprocs"]
-    rows = [",".join(CSV_FIELDS)]
-    for r in summary["per_length"]:
-        rows.append(f"{r['bytes']},{r['b_eff_MBps']!r},{r['ring_MBps']!r},"
-                    f"{r['random_MBps']!r},{r['b_eff_MBps'] / P!r}")
-    return "\n".join(rows) + "\n"
+def summary_of(result: BeffRecord | StoredSummary) -> dict[str, Any]:
+    """b_eff's derived figures (a schema-1 file stored them: read as they were)."""
+    return result.summary if isinstance(result, StoredSummary) else summarize(result)
+
+
+class BeffView:
+    """b_eff's renderers: rich tables, b_eff 3.6's .sum table (``sum``), b_eff per message
+    length as CSV, and the summary as JSON."""
+
+    csv_fields = CSV_FIELDS
+
+    def text_header(self, record: RunRecord) -> str:
+        return ""
+
+    def text(self, result: BeffRecord | StoredSummary, record: RunRecord) -> str:
+        return sum_text(summary_of(result))
+
+    def text_footer(self, record: RunRecord) -> str:
+        return ""
+
+    def table(self, result: BeffRecord | StoredSummary, record: RunRecord,
+              console: Console) -> None:
+        render(summary_of(result), console)
+
+    def csv_rows(self, result: BeffRecord | StoredSummary) -> list[dict[str, Any]]:
+        s = summary_of(result)
+        return [{"bytes": r["bytes"], "b_eff_MBps": r["b_eff_MBps"], "ring_MBps": r["ring_MBps"],
+                 "random_MBps": r["random_MBps"],
+                 "b_eff_per_process_MBps": r["b_eff_MBps"] / s["nprocs"]}
+                for r in s["per_length"]]
+
+    def summary(self, result: BeffRecord | StoredSummary, record: RunRecord) -> dict[str, Any]:
+        return summary_of(result)
+
+    def result_warnings(self, result: BeffRecord | StoredSummary,
+                        record: RunRecord) -> list[str]:
+        return []  # b_eff's own warnings are part of its summary and its table
+
+    def figures(self, result: BeffRecord | StoredSummary) -> list[tuple[str, float, bool]]:
+        s = summary_of(result)
+        return [(name, float(s[name]), up) for name, up in FIGURES if name in s]
+
+    def settings(self, result: BeffRecord | StoredSummary) -> list[tuple[str, Any]]:
+        s = summary_of(result)
+        return [(name, s.get(key)) for name, key in CHECKED]
+
+
+VIEW = BeffView()
+
+
+def beff_summary(record: RunRecord) -> dict[str, Any] | None:
+    """The b_eff figures of a ``beff run`` file (None for other files)."""
+    result = record.result("beff")
+    return None if result is None else summary_of(result)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from beff.io.reduce import (
     type_bandwidth,
     validity,
 )
+from beff.results.archive import Layout
 
 MB = 1e6
 MIB = 1 << 20
@@ -38,6 +39,9 @@ ERROR_MBPS = -999.999  # the original's value for a pattern with errors
 class BeffIORecord:
     """One ``beff io`` run. Arrays are [access, partition, pattern] unless said otherwise;
     times in seconds, bytes per process."""
+
+    suite: ClassVar[str] = "beffio"
+    key: ClassVar[str] = "beffio"
 
     nprocs: int
     memory_per_proc: int
@@ -78,6 +82,36 @@ class BeffIORecord:
         """Whether access ``a`` covers type ``t`` (rewrite: type 0 only without --rewrite)."""
         return t == 0 or a != REWRITE or self.rewrite_all
 
+
+
+LAYOUT = Layout(
+    group="beffio", cls=BeffIORecord,
+    scalars=("nprocs", "memory_per_proc", "memory_source", "total_memory",
+             "total_memory_source", "lmax", "scheduled_time", "quick", "rewrite_all", "shared",
+             "unique", "checked", "runtime_s", "failure"),
+    names={"uname": "sysname, nodename, release, version, machine of rank 0"},
+    arrays={
+        "partitions": ("1", "[partition] processes doing I/O"),
+        "chunk": ("B", "[partition, pattern] l: contiguous bytes per process on disk"),
+        "call": ("B", "[partition, pattern] L: bytes per process per call"),
+        "weight": ("1", "[pattern] U: share of the scheduled time"),
+        "ptype": ("1", "[pattern] type: 0 scatter, 1 shared, 2 separated, 3 segmented, "
+                  "4 seg_coll"),
+        "row": ("1", "[pattern] row of the summary table (1..7; 0 none; 8 shown apart)"),
+        "segment": ("B", "[partition] per-process segment of types 3 and 4"),
+        "repetitions": ("1", "[access, partition, pattern] calls per process (-1: not run)"),
+        "t_pattern": ("s", "[access, partition, pattern] rank 0's pattern time (barrier to "
+                      "barrier)"),
+        "parts": ("s", "[access, partition, pattern, rank, part] per-rank parts: t_pat, "
+                  "barrier, bcast, sync, last_io, last_barrier_bcast (NaN: not a member)"),
+        "t_open": ("s", "[access, partition, type] rank 0's open, between two barriers"),
+        "t_close": ("s", "[access, partition, type] rank 0's close and barrier"),
+        "errors": ("1", "[access, partition, pattern] stamp mismatches over ranks"),
+        "defects": ("1", "[access, partition, pattern] --check: doubles read back wrong"),
+        "done": ("1", "[access, partition] 1 when the phase completed"),
+    },
+    bools=("quick", "rewrite_all", "shared", "unique", "checked"), json=("hints_used",),
+)
 
 def _pattern_bw(rec: BeffIORecord, a: int, i: int) -> np.ndarray:
     """[pattern] bytes over all ranks / rank 0's pattern time (B/s); NaN where not run."""

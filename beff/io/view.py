@@ -1,4 +1,4 @@
-"""Render b_eff_io's summary (beff.results.beffio.summarize): rich tables shaped like the
+"""Render b_eff_io's summary (beff.io.record.summarize): rich tables shaped like the
 original's ``.sum``, the same as text (``--format imb``), and the final line verbatim."""
 
 from __future__ import annotations
@@ -8,8 +8,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from beff.bench.view import ImbView, io_header
 from beff.io import plan
+from beff.io.record import BeffIORecord, summarize
 from beff.io.reduce import ACCESSES, TYPES
+from beff.results.model import RunRecord
 
 MIB = 1 << 20
 TYPE_HEADS = ("scatter", "shared", "separate", "segmened", "seg-coll")  # the original's
@@ -25,8 +28,7 @@ def _label(summary: dict[str, Any]) -> str:
         else "b_eff_io"
 
 
-def render(summary: dict[str, Any], attrs: dict[str, Any], console: Console,
-           warnings: list[str] | None = None) -> None:
+def render(summary: dict[str, Any], console: Console) -> None:
     """Rich tables per partition, then the maximum and the original's final line."""
     console.print(f"[bold]{_label(summary)}[/bold] on {summary['nprocs']} processes, "
                   f"partitions {', '.join(map(str, summary['partitions']))}")
@@ -40,8 +42,6 @@ def render(summary: dict[str, Any], attrs: dict[str, Any], console: Console,
         f"({summary['scheduled_time_per_partition_s']:g} s per partition; comparable results "
         f"need {summary['validity_time_s'] / 60:.0f} min per partition)"
         + (", rewrite of all types" if summary["rewrite_all"] else ""))
-    for w in warnings or []:
-        console.print(f"[bold yellow]warning:[/bold yellow] {w}")
     for part in summary["per_partition"]:
         _partition(part, summary, console)
     if summary.get("failure"):
@@ -161,3 +161,61 @@ def sum_text(summary: dict[str, Any]) -> str:
                         f"{'reached' if crit['no_errors'] else 'NOT reached'}"]
     out += ["\nMaximum over all number of PEs", "-" * 30 + "\n", "", summary["final_line"]]
     return "\n".join(out) + "\n"
+
+
+CSV_FIELDS = ("nprocs", "access", "type", "chunk", "MBps")
+CHECKED = (("mode", "mode"), ("largest chunk (Lmax)", "lmax_bytes"),
+           ("scheduled time", "scheduled_time_s"), ("partitions", "partitions"),
+           ("rewrite of all types", "rewrite_all"))
+
+
+class BeffIOView:
+    """b_eff_io's renderers: rich tables per partition, the original's .sum text (``sum``),
+    the bandwidth of every pattern as CSV (partition, access, type, chunk), and JSON."""
+
+    csv_fields = CSV_FIELDS
+
+    def text_header(self, record: RunRecord) -> str:
+        return ""
+
+    def text(self, result: BeffIORecord, record: RunRecord) -> str:
+        return sum_text(summarize(result))
+
+    def text_footer(self, record: RunRecord) -> str:
+        return ""
+
+    def table(self, result: BeffIORecord, record: RunRecord, console: Console) -> None:
+        render(summarize(result), console)
+
+    def csv_rows(self, result: BeffIORecord) -> list[dict[str, Any]]:
+        rows = []
+        for part in summarize(result)["per_partition"]:
+            for access, types in part["patterns_MBps"].items():
+                for tname, cells in types.items():
+                    rows += [{"nprocs": part["nprocs"], "access": access, "type": tname,
+                              "chunk": chunk, "MBps": value} for chunk, value in cells.items()]
+        return rows
+
+    def summary(self, result: BeffIORecord, record: RunRecord) -> dict[str, Any]:
+        return summarize(result)
+
+    def result_warnings(self, result: BeffIORecord, record: RunRecord) -> list[str]:
+        return []
+
+    def figures(self, result: BeffIORecord) -> list[tuple[str, float, bool]]:
+        """b_eff_io and, per partition, its weighted averages and b_eff_io (MB/s)."""
+        s = summarize(result)
+        out = {"b_eff_io_MBps": s.get("b_eff_io_MBps")}
+        for p in s.get("per_partition", []):
+            for key in ("write_MBps", "rewrite_MBps", "read_MBps", "b_eff_io_MBps"):
+                out[f"n={p['nprocs']} {key}"] = p.get(key)
+        return [(k, float(v), True) for k, v in out.items() if v is not None]
+
+    def settings(self, result: BeffIORecord) -> list[tuple[str, Any]]:
+        s = summarize(result)
+        return [(name, s.get(key)) for name, key in CHECKED]
+
+
+VIEW = BeffIOView()
+# IMB-IO: IMB's text, with IMB-IO's own lines after the calling sequence.
+IMBIO = ImbView("MPI-IO", style=("", "", "#"), lengths=io_header)

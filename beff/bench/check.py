@@ -13,8 +13,8 @@ import os
 
 import numpy as np
 
+from beff.bench.ctx import Ctx
 from beff.core.buffers import BufferSet
-from beff.imb.driver import Ctx
 
 # Reduction patterns hold small integers (1..RED_RANGE), so sums over ranks are exact in every
 # reduction type; the injected corruption is far outside that range.

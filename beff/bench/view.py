@@ -1,17 +1,12 @@
-"""Rendering of results (rank 0 or ``beff show``): rich tables, IMB text, JSON and CSV.
-
-Renderers work on :class:`~beff.results.model.Measurement` objects, so a live run and a stored file
-print the same text.
-"""
+"""The views of the IMB-style suites: IMB's text, rich tables, CSV rows and JSON entries of
+:class:`~beff.results.model.Measurement` objects, live or from a stored file alike."""
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,21 +16,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from beff import __version__
-from beff.core.metadata import format_cpus
+from beff.render.common import _clean
 from beff.results import columns, stats, warnings
-from beff.results.effbw import beff_summary
 from beff.results.model import FAILED, OK, OUT_OF_MEM, TIME_OUT, Measurement, RunRecord
+from beff.results.placement import placement_groups, placement_label
 
 # Rows a table shows: measured sizes and the ones that ended the benchmark.
 SHOWN = (OK, TIME_OUT, OUT_OF_MEM, FAILED)
 
 W = 13
-PART_NAMES = {"mpi1": "MPI-1", "ext": "MPI-2", "nbc": "MPI-NBC", "rma": "MPI-RMA", "io": "MPI-IO",
-              "mpi4": "MPI-4"}
-# The header's whitespace per component (IMB_g_info.c): trailing text of the command line
-# and of the reductions' datatype line, and the two lines after MPI_Op.
-HEADER_STYLE = {"mpi1": (" ", " ", "# "), "rma": (" ", "", "# "), "mpi4": ("", "", "# "),
-                "nbc": ("", "", "#"), "ext": ("", "", "#"), "io": ("", "", "#")}
 TYPE_NAMES = {"byte": "MPI_BYTE", "char": "MPI_CHAR", "int": "MPI_INT", "float": "MPI_FLOAT",
               "double": "MPI_DOUBLE"}
 TIME_OUT_TEXT = (' time-out.; Time limit (secs_per_sample * msg_sizes_list_len) is over; use '
@@ -48,13 +37,17 @@ THREAD_ENV = {"single": "", "funneled": "MPI_THREAD_FUNNELED",
 
 
 # ----------------------------------------------------------------------------- IMB text
-def imb_header(attrs: dict[str, Any], names: Iterable[str]) -> str:
+def measured_config(attrs: dict[str, Any]) -> dict[str, Any]:
+    """The options the run measured with: the validated config and what was derived."""
+    return {**attrs.get("config", {}), **(attrs.get("derived") or {})}
+
+
+def imb_header(attrs: dict[str, Any], names: Iterable[str], view: ImbView) -> str:
     """IMB 2021.11's global header, naming beff as the program that measured."""
-    cfg = attrs.get("config", {})
+    cfg = measured_config(attrs)
     host = attrs.get("host", {})
     mpi = attrs.get("mpi", {})
-    suite = cfg.get("suite", "mpi1")
-    after_cmd, after_red, blank = HEADER_STYLE.get(suite, HEADER_STYLE["mpi1"])
+    after_cmd, after_red, blank = view.style
     created = str(attrs.get("created", ""))
     try:
         date = time.asctime(time.localtime(
@@ -66,7 +59,7 @@ def imb_header(attrs: dict[str, Any], names: Iterable[str]) -> str:
         "",
         dashes,
         f"#    beff {attrs.get('versions', {}).get('beff', __version__)} "
-        f"(Intel(R) MPI Benchmarks 2021.11 layout), {PART_NAMES.get(suite, suite)} part",
+        f"(Intel(R) MPI Benchmarks 2021.11 layout), {view.part} part",
         dashes,
         f"# Date                  : {date}",
         f"# Machine               : {host.get('machine', '')}",
@@ -82,8 +75,8 @@ def imb_header(attrs: dict[str, Any], names: Iterable[str]) -> str:
         "# " + " ".join(attrs.get("command_line", [])) + after_cmd,
         "",
     ]
-    if suite == "io":
-        return "\n".join(lines + _io_header(attrs, names)) + "\n"
+    if view.lengths is not None:
+        return "\n".join(lines + view.lengths(attrs, names)) + "\n"
     if cfg.get("msglen") is not None:
         lines.append("# Message lengths were user defined")
     else:
@@ -108,10 +101,10 @@ def imb_header(attrs: dict[str, Any], names: Iterable[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _io_header(attrs: dict[str, Any], names: Iterable[str]) -> list[str]:
+def io_header(attrs: dict[str, Any], names: Iterable[str]) -> list[str]:
     """IMB-IO's lines after the calling sequence: io portions, the hints, the list, and the
     CPU kernel's speed when a nonblocking benchmark runs."""
-    cfg = attrs.get("config", {})
+    cfg = measured_config(attrs)
     io = attrs.get("io", {})
     if cfg.get("msglen") is not None:
         lines = ["# IO lengths were user defined"]
@@ -216,54 +209,9 @@ def imb_block(m: Measurement) -> str:
     return "\n".join(out) + "\n"
 
 
-def imb_text(record: RunRecord) -> str:
-    names = list(dict.fromkeys(m.benchmark for m in record.measurements))
-    body = "".join(imb_block(m) for m in record.measurements)
-    return imb_header(record.attrs, record.attrs.get("benchmarks", names)) + body + IMB_FOOTER
-
-
 # ----------------------------------------------------------------------------- rich
 def _fmt(x: float, digits: int = 2) -> str:
     return "-" if not np.isfinite(x) else f"{x:,.{digits}f}"
-
-
-def placement_groups(m: Measurement, ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per group of ``m``: its world ranks, their hosts, node count and whether it crossed nodes.
-
-    Nodes are the MPI_Comm_split_type(SHARED) groups (the ``node`` column of the ranks table),
-    not host names; a rank without a node id counts its host as its node. Without ``ranks``
-    (a file written without a ranks table) the groups stored with the measurement are used.
-    """
-    if not ranks:
-        return list(m.attrs.get("placement_groups", []))
-    by_rank = {int(r["rank"]): r for r in ranks}
-    out = []
-    for g in range(m.ngroups):
-        members = [int(w) for w in m.world_ranks[m.group == g]]
-        hosts = [str(by_rank.get(w, {}).get("host", "?")) for w in members]
-        nodes = {by_rank.get(w, {}).get("node", hosts[k]) for k, w in enumerate(members)}
-        out.append({"group": g, "ranks": members, "hosts": list(dict.fromkeys(hosts)),
-                    "nodes": len(nodes), "inter_node": len(nodes) > 1})
-    return out
-
-
-def _ranks_on(group: dict[str, Any]) -> str:
-    return f"ranks {','.join(map(str, group['ranks']))} on {'+'.join(group['hosts'])}"
-
-
-def placement_label(m: Measurement, ranks: list[dict[str, Any]]) -> str:
-    """Which hosts the measured ranks ran on, and whether groups crossed nodes."""
-    groups = placement_groups(m, ranks)
-    parts = []
-    for grp in groups:
-        parts.append(f"{_ranks_on(grp)} ({'inter-node' if grp['inter_node'] else 'intra-node'})")
-        if len(parts) >= 4 and len(groups) > 5:
-            parts.append(f"... {len(groups) - 4} more groups")
-            break
-    if len(groups) > 1:
-        crossing = sum(1 for grp in groups if grp["inter_node"])
-        parts.append(f"{crossing} of {len(groups)} groups inter-node")
-    return "; ".join(parts)
 
 
 def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Table:
@@ -332,83 +280,12 @@ def rich_columns(m: Measurement) -> list[str]:
     return cols
 
 
-def overhead_line(attrs: dict[str, Any]) -> str:
-    o = attrs.get("overhead") or {}
-    if not o:
-        return ""
-    if "backend" not in o:  # files written before the compiled loops (schema v1)
-        return ("harness overhead per call (median over ranks): "
-                f"Wtime {o.get('wtime', 0) * 1e9:.0f} ns, Send to PROC_NULL "
-                f"{o.get('send_proc_null', 0) * 1e9:.0f} ns (python loops)")
-    return (f"timed loops: {o['backend']} backend; their own cost per call (median over ranks):"
-            f" Wtime {o.get('wtime', 0) * 1e9:.0f} ns, Send to PROC_NULL "
-            f"{o.get('send_proc_null', 0) * 1e9:.0f} ns")
-
-
-def render_header(record: RunRecord, console: Console) -> None:
-    """Run metadata: command, MPI library, hosts and placement."""
-    a = record.attrs
-    mpi = a.get("mpi", {})
-    where = a.get("placement", {})
-    console.print(f"[bold]{' '.join(a.get('command_line', []))}[/bold]")
-    console.print(f"created {a.get('created', '?')}, status {a.get('status', '?')}, "
-                  f"schema {a.get('schema_version', '?')}, beff "
-                  f"{a.get('versions', {}).get('beff', '?')}")
-    lib = str(mpi.get("library_version", "?")).splitlines()
-    console.print(f"MPI: {lib[0] if lib else '?'} (standard {mpi.get('standard_version', '?')}, "
-                  f"thread level {mpi.get('thread_level', '?')})")
-    if "io" in a:
-        fsi = a["io"].get("file_system", {})
-        console.print(f"I/O in {a['io'].get('directory', '?')}: {fsi.get('fstype', '?')} "
-                      f"mounted on {fsi.get('mount_point', '?')}, "
-                      f"{fsi.get('free_bytes', 0) / 2**30:.1f} of "
-                      f"{fsi.get('capacity_bytes', 0) / 2**30:.1f} GiB free; "
-                      f"MPI-IO {a['io'].get('mpiio', '?')}"
-                      + ("; page cache dropped before reads" if a["io"].get("drop_cache")
-                         else ""))
-    console.print(f"{a.get('nprocs', '?')} ranks on {where.get('nodes', '?')} node(s): "
-                  f"{', '.join(where.get('hosts', []))}")
-    nodes: dict[Any, list[dict[str, Any]]] = {}
-    for r in record.ranks:
-        nodes.setdefault(r.get("node", r.get("host")), []).append(r)
-    for node, members in nodes.items():
-        hosts = "+".join(dict.fromkeys(str(r.get("host", "?")) for r in members))
-        ranks = format_cpus(sorted(int(r["rank"]) for r in members))
-        console.print(f"  node {node} ({hosts}): ranks {ranks}")
-
-
-def render_record_rich(record: RunRecord, console: Console) -> None:
-    for m in record.measurements:
-        if not m.unsupported:
-            console.print(rich_table(m, record.ranks))
-    footer(record.attrs, console, warnings.of_record(record))
-
-
-def print_warnings(console: Console, found: Iterable[str]) -> None:
-    for w in found:
-        console.print(f"[bold yellow]warning:[/bold yellow] {w}")
-
-
-def footer(attrs: dict[str, Any], console: Console, found: Iterable[str] = ()) -> None:
-    """The warnings (of a stored run: during a run they went to stderr) and the loops' cost."""
-    print_warnings(console, found)
-    line = overhead_line(attrs)
-    if line:
-        console.print(f"[dim]{line}[/dim]")
-
-
 # ----------------------------------------------------------------------------- JSON / CSV
 CSV_FIELDS = ["suite", "benchmark", "nprocs", "ngroups", "group", "bytes", "repetitions",
               "t_min_us", "t_max_us", "t_avg_us", "mbytes_per_sec", "msg_per_sec", "status",
               "defects", "mode", "t_ovrl_us", "t_pure_us", "t_cpu_us", "overlap_pct"]
 # mode and the overlap figures (NBC, MPI4) came with schema 2: last, so old readers keep
 # working; a benchmark without them leaves them empty.
-
-
-def _clean(x: Any) -> Any:
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
 
 
 def measurement_rows(m: Measurement) -> list[dict[str, Any]]:
@@ -440,45 +317,50 @@ def measurement_rows(m: Measurement) -> list[dict[str, Any]]:
     return rows
 
 
-def csv_text(measurements: Iterable[Measurement], header: bool = True) -> str:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n",
-                            extrasaction="ignore")
-    if header:
-        writer.writeheader()
-    for m in measurements:
-        writer.writerows(measurement_rows(m))
-    return buf.getvalue()
+@dataclass(frozen=True)
+class ImbView:
+    """The renderers of an IMB-style suite: IMB's text with the component's own header, rich
+    tables, CSV rows and JSON entries of each Measurement."""
 
+    part: str  # "MPI-1": the header's "... part" line
+    # The header's whitespace (IMB_g_info.c): trailing text of the command line and of the
+    # reductions' datatype line, and the two lines after MPI_Op.
+    style: tuple[str, str, str] = ("", "", "#")
+    # The component's own lines after the calling sequence (IMB-IO's), instead of IMB's.
+    lengths: Callable[[dict[str, Any], Iterable[str]], list[str]] | None = None
+    csv_fields: tuple[str, ...] = tuple(CSV_FIELDS)
 
-def json_doc(record: RunRecord) -> dict[str, Any]:
-    """The documented JSON view: run metadata, placement and per-size figures."""
-    doc: dict[str, Any] = {
-        "schema_version": record.attrs.get("schema_version"),
-        "units": {"time": "us", "bandwidth": "MB/s (1 MB = 10^6 B)", "msg_rate": "1/s",
-                  "bytes": "B"},
-        "run": {k: v for k, v in record.attrs.items() if k not in ("env",)},
-        "ranks": record.ranks,
-        "results": [
-            {"suite": m.suite, "benchmark": m.benchmark, "mode": m.mode, "nprocs": m.nprocs,
-             "ngroups": m.ngroups, "idle": m.idle,
-             "placement": placement_groups(m, record.ranks), "rows": measurement_rows(m)}
-            for m in record.measurements
-        ],
-    }
-    summary = beff_summary(record)
-    if summary is not None:
-        doc["beff"] = summary
-    return doc
+    def text_header(self, record: RunRecord) -> str:
+        names = list(dict.fromkeys(m.benchmark for m in record.measurements))
+        return imb_header(record.attrs, record.attrs.get("benchmarks", names), self)
 
+    def text(self, result: Measurement, record: RunRecord) -> str:
+        return imb_block(result)
 
-def json_text(record: RunRecord) -> str:
-    return json.dumps(json_doc(record), indent=2, sort_keys=False, default=_json_default) + "\n"
+    def text_footer(self, record: RunRecord) -> str:
+        return IMB_FOOTER
 
+    def table(self, result: Measurement, record: RunRecord, console: Console) -> None:
+        if not result.unsupported:
+            console.print(rich_table(result, record.ranks))
 
-def _json_default(x: Any) -> Any:
-    if isinstance(x, np.ndarray):
-        return [_clean(v) for v in x.tolist()]
-    if isinstance(x, np.generic):
-        return _clean(x.item())
-    raise TypeError(f"not JSON serializable: {type(x)}")
+    def csv_rows(self, result: Measurement) -> list[dict[str, Any]]:
+        return measurement_rows(result)
+
+    def summary(self, result: Measurement, record: RunRecord) -> dict[str, Any]:
+        m = result
+        return {"benchmark": m.benchmark, "mode": m.mode, "nprocs": m.nprocs,
+                "ngroups": m.ngroups, "idle": m.idle,
+                "placement": placement_groups(m, record.ranks), "rows": measurement_rows(m)}
+
+    def result_warnings(self, result: Measurement, record: RunRecord) -> list[str]:
+        if result.unsupported:
+            return [str(result.attrs.get("unsupported", ""))]
+        groups = result.attrs.get("placement_groups") or placement_groups(result, record.ranks)
+        return warnings.result_warnings(record.attrs, result, list(groups))
+
+    def figures(self, result: Measurement) -> list[tuple[str, float, bool]]:
+        return []  # compared size by size (beff.render.compare.compare_records)
+
+    def settings(self, result: Measurement) -> list[tuple[str, Any]]:
+        return []

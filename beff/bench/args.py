@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from beff.bench.schedule import parse_msglog, parse_size_list
 from beff.core import config as C
 from beff.core.errors import UsageError
-from beff.imb.schedule import parse_msglog, parse_size_list
 
 Parser = Callable[[str], dict[str, Any]]
 

@@ -1,0 +1,144 @@
+"""What a kernel gets (:class:`Ctx`): the MPI module, its group communicator, the run's options,
+and helpers for buffers, handles and resources that live as long as one message size."""
+
+from __future__ import annotations
+
+import contextlib
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from beff.bench.registry import BenchmarkSpec, Runner
+from beff.core import capi, counts
+from beff.core.buffers import BufferSet
+from beff.core.config import RunConfig
+
+if TYPE_CHECKING:  # mpi4py's own stubs; importing mpi4py.MPI at run time would start MPI
+    from mpi4py.MPI import Comm
+
+
+@dataclass
+class Ctx:
+    """What a kernel gets: the MPI module, its group communicator and the run options."""
+
+    MPI: types.ModuleType
+    comm: Comm
+    cfg: RunConfig
+    spec: BenchmarkSpec
+    group_index: int = 0
+    ngroups: int = 1
+    n0: int = 1
+    defects: int = 0
+    mode: str = ""
+    prepared: dict[str, float] = field(default_factory=dict)
+    resources: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    state: Any = None  # what spec.setup yielded for this mode and process count
+    # Facts a kernel records about the whole measurement (e.g. the hints in effect); rank 0's
+    # are stored with it.
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    def prepare(self, name: str, value: float) -> None:
+        """Record a figure of this size's preparation (e.g. a calibration); it is stored per
+        size and rank with the results."""
+        self.prepared[name] = float(value)
+
+    def hold(self, release: Callable[[], Any]) -> None:
+        """Have ``release`` (e.g. a request's Free) run when this size ends, however it ends."""
+        self.resources.callback(release)
+
+    def hold_collective(self, release: Callable[[], Any]) -> None:
+        """Have the collective ``release`` (e.g. MPI_Win_free) run when this size ends
+        normally. After an exception it is skipped: the other ranks may never call it, and
+        the job is aborted (which frees everything) instead of waiting for them."""
+
+        def exit_(exc_type: type[BaseException] | None, *_: Any) -> None:
+            if exc_type is None:
+                release()
+
+        self.resources.push(exit_)
+
+    @property
+    def rank(self) -> int:
+        return int(self.comm.Get_rank())
+
+    @property
+    def size(self) -> int:
+        return int(self.comm.Get_size())
+
+    def buffers(self, nbytes: int, fill: int = 0) -> BufferSet:
+        """Message buffers honouring ``-off_cache`` (at most n0 slots, as IMB), except for a
+        benchmark whose calls are bound to one buffer (``spec.one_buffer``)."""
+        off_cache = None if self.spec.one_buffer else self.cfg.off_cache
+        bufs = BufferSet(nbytes, off_cache, fill, self.n0, self.cfg.hugepages)
+        # Alive until the size's resources are released (a window over them is freed first).
+        self.keep(bufs.base)
+        return bufs
+
+    def handle(self, obj: Any) -> int:
+        """The C handle of an mpi4py object (communicator, datatype, op) for a compiled loop."""
+        return capi.handle(obj)
+
+    def message(self, count: int, dtype: Any = None) -> tuple[int, int]:
+        """(count, datatype handle) of ``count`` elements of ``dtype`` (MPI_BYTE) for a loop:
+        beyond a C int, one element of a block type made for this size (:mod:`counts`)."""
+        dtype = self.MPI.BYTE if dtype is None else dtype
+        if count <= counts.limit():
+            return count, self.handle(dtype)
+        return 1, self.handle(self.block(dtype, count))
+
+    def block(self, dtype: Any, count: int) -> Any:
+        """A block type of ``count`` elements of ``dtype``, freed when this size ends."""
+        block = counts.block_type(self.MPI, dtype, count)
+        self.hold(block.Free)
+        return block
+
+    def keep(self, *objs: Any) -> None:
+        """Keep ``objs`` (arrays a compiled loop only knows by address) alive until this size
+        ends: the callback holds them."""
+        self.resources.callback(objs.__len__)
+
+    def scratch(self, statuses: int = 1, requests: int = 0) -> tuple[int, int]:
+        """Addresses of room for ``statuses`` MPI_Status and ``requests`` MPI_Request handles,
+        valid until this message size ends."""
+        st = np.zeros(max(1, statuses) * capi.status_size(), dtype=np.uint8)
+        rq = np.zeros(max(1, requests) * capi.handle_size(), dtype=np.uint8)
+        self.keep(st, rq)
+        return int(st.ctypes.data), int(rq.ctypes.data)
+
+    def call(self, lf: capi.LoopFunc, *args: Any) -> tuple[float, ...]:
+        """Call the compiled loop ``lf(*args) -> (figures..., err)``; raise if err reports a
+        failed MPI call, else return the figures."""
+        *figures, err = lf(*args)
+        capi.check(err, f"{self.spec.name} (group of {self.size})")
+        return tuple(map(float, figures))
+
+    def timed(self, lf: capi.LoopFunc, *args: Any, tally: Tally | None = None) -> Runner:
+        """``run(n)``: call the compiled loop ``lf(n, *args) -> (seconds..., err)``, one
+        seconds figure per declared metric; raise if err reports a failed MPI call."""
+
+        def run(n: int) -> float | tuple[float, ...]:
+            seconds = self.call(lf, n, *args)
+            if tally is not None:
+                tally.runs.append(n)
+            return seconds[0] if len(seconds) == 1 else seconds
+
+        return run
+
+
+class Tally:
+    """The iteration counts of a kernel's run() calls, for checking after the timed loop."""
+
+    def __init__(self) -> None:
+        self.runs: list[int] = []
+
+    @property
+    def last(self) -> int:
+        """Index of the last call of the last run (the one whose data the check sees)."""
+        return self.runs[-1] - 1 if self.runs else -1
+
+    def uses(self, slot: int, cycle: int) -> int:
+        """How many calls used off-cache slot ``slot`` of a ``cycle``-long cycle, in all runs."""
+        return sum((n - slot + cycle - 1) // cycle for n in self.runs if n > slot)

@@ -1,0 +1,109 @@
+"""The suite contract: what a suite declares, and where beff finds the suites.
+
+A suite (IMB-MPI1, IMB-NBC, ..., b_eff, b_eff_io) is one folder: its kernels, its benchmark
+declarations and one :class:`Suite` declaration, registered with :func:`register` when its
+declaration module is imported. The declaration names, by ``"module:attribute"`` strings that
+are imported only when needed (``beff --help`` and ``beff list`` import no kernel):
+
+* ``job``: a factory ``(suite) -> Job``, the suite's part of a run under MPI
+  (:class:`beff.runner.Job`): validation on rank 0, its own start, the measurements;
+* ``view``: its renderers (:class:`beff.render.view.View`): rich table, the original's
+  text, JSON and CSV, each from the records the run stores;
+* ``layout``: for a suite whose result is one typed record (b_eff, b_eff_io), the HDF5
+  layout of that record (:class:`beff.results.archive.Layout`), stored in the group named
+  after the suite. IMB-style suites store :class:`beff.results.model.Measurement` objects.
+
+Nothing here imports a family: the runner, the archive and the renderers reach a suite's code
+through these strings, so families stay siblings that never import each other.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from beff.core.errors import UsageError
+
+# The declaration modules of beff's own suites, in the order `beff list` shows them.
+BUILTIN = ("beff.imb.mpi1.suite", "beff.imb.nbc.suite", "beff.imb.onesided.suite",
+           "beff.io.suite", "beff.effbw.suite")
+# Modules outside beff that declare suites (comma-separated module names).
+PLUGINS_ENV = "BEFF_PLUGINS"
+
+
+@dataclass(frozen=True)
+class Suite:
+    """One suite's declaration."""
+
+    name: str  # as typed: `beff imb mpi1`, the `suite` of a result, a TOML value
+    title: str
+    label: str  # how `beff compare` names what ran, e.g. "IMB mpi1", "b_eff"
+    family: str  # the TOML table of its options: imb, b_eff or io
+    command: str  # the command that runs it, e.g. "beff imb mpi1" or "beff run"
+    job: str  # "module:factory" of its Job
+    view: str  # "module:attribute" of its View
+    formats: tuple[str, ...]  # output formats it renders; the first is the default
+    layout: str = ""  # "module:attribute" of its record's Layout ("" = Measurements)
+    benchmarks: tuple[str, ...] = ()  # modules that register its IMB-style benchmarks
+    thread_level: str = ""  # the MPI thread level it needs at least ("" = the option's)
+    one_sided: bool = False  # Open MPI needs beff.core.mpi.OMPI_ONE_SIDED_SETTINGS
+
+    def load(self, what: str) -> Any:
+        """The object a ``"module:attribute"`` field names."""
+        module, _, attr = str(getattr(self, what)).partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+    def check_format(self, fmt: str, where: str = "--format") -> str:
+        """``fmt`` if this suite renders it; else a usage error naming the suite's formats."""
+        if fmt not in self.formats:
+            raise UsageError(f"{where}: {self.label} results come as "
+                             f"{'|'.join(self.formats)}, not {fmt!r}")
+        return fmt
+
+
+_SUITES: dict[str, Suite] = {}
+_loaded = False
+
+
+def register(suite: Suite) -> Suite:
+    """Add ``suite`` (called by its declaration module); a name is registered once."""
+    if _SUITES.get(suite.name, suite) != suite:
+        raise ValueError(f"suite {suite.name} registered twice")
+    _SUITES[suite.name] = suite
+    return suite
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for module in BUILTIN:
+        importlib.import_module(module)
+    for module in filter(None, (m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(","))):
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise UsageError(f"{PLUGINS_ENV}: cannot import {module}: {exc}") from None
+
+
+def suites() -> list[Suite]:
+    """Every suite, beff's own first, then the plug-ins' in the order they registered."""
+    _load()
+    return list(_SUITES.values())
+
+
+def get(name: str) -> Suite:
+    """The suite called ``name``; a usage error names the known ones."""
+    _load()
+    if name not in _SUITES:
+        raise UsageError(f"unknown suite {name!r} (known: {', '.join(_SUITES)})")
+    return _SUITES[name]
+
+
+def find(name: str) -> Suite | None:
+    """The suite called ``name``, or None (a file from a suite this beff lacks)."""
+    _load()
+    return _SUITES.get(name)

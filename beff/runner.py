@@ -1,0 +1,228 @@
+"""The one runner: every suite, IMB's, b_eff and b_eff_io, runs through :func:`run`.
+
+Before MPI (every rank): the options are parsed by the command. After MPI_Init, rank 0
+validates (the config, the output format against the suite's, the suite's own rules in
+:meth:`Job.prepare`) and broadcasts the job. Then, on every rank: the watchdog, the timed
+loops and each rank's facts (:func:`beff.core.runtime.begin`), the suite's own start, and the
+measurements. Rank 0 alone writes the result file, one update per result, and renders each
+result as it is stored (a suite whose result grows during the run renders it at the end).
+The validated configuration is never changed: what a suite derives from it is stored beside
+it as ``derived``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import types
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from beff.core import runtime, terminal
+from beff.core import suite as suites
+from beff.core.config import (
+    RunConfig,
+    build_config,
+    check_output_path,
+    default_output,
+    thread_level_before_init,
+)
+from beff.core.errors import UsageError
+from beff.core.metadata import placement, run_attrs
+from beff.core.mpi import OMPI_ONE_SIDED_SETTINGS
+from beff.core.progress import Bar, make_progress
+from beff.render import common
+from beff.render.view import TEXT_FORMATS, View, csv_header, csv_rows, json_text
+from beff.results import warnings
+from beff.results.archive import ResultFile, load
+from beff.results.model import Result, RunRecord
+
+Emit = Callable[[Result], None]
+
+
+class Job(Protocol):
+    """A suite's part of one run. Created and prepared on rank 0, then sent to every rank,
+    so it holds plain data until :meth:`start`."""
+
+    network: bool  # its figures are about the network: warn when all ranks share a node
+    everywhere: bool  # every rank needs the ranks table (node ids), not only rank 0
+    streaming: bool  # results are final as they come (IMB); else rendered at the end
+    derived: dict[str, Any]  # what it derived from the config (stored as such)
+
+    def prepare(self, MPI: types.ModuleType, cfg: RunConfig) -> None:
+        """Rank 0: the suite's own checks (raise UsageError) and derived values."""
+
+    def names(self) -> list[str]:
+        """The benchmarks it runs, in order (stored, and IMB's text header lists them)."""
+
+    def start(self, MPI: types.ModuleType, cfg: RunConfig,
+              ranks: list[dict[str, Any]] | None) -> dict[str, Any]:
+        """Every rank, collective: its own start; returns root attributes to store."""
+
+    def notes(self) -> list[str]:
+        """Rank 0: warnings known before the first measurement."""
+
+    def steps(self, nprocs: int) -> int:
+        """Steps of the progress bar."""
+
+    def measure(self, MPI: types.ModuleType, cfg: RunConfig, emit: Emit, bar: Bar) -> str:
+        """Every rank: measure, calling ``emit`` with each result (a result may be emitted
+        again, grown, under the same key). Returns why it stopped early ("" = it did not)."""
+
+    def finish(self, results: list[Result], nprocs: int) -> list[str]:
+        """Every rank, after :meth:`measure`: clean up; rank 0's return value is warnings."""
+
+
+JobFactory = Callable[[suites.Suite], Job]
+
+
+def run(suite_name: str, overrides: dict[str, Any]) -> None:
+    """Run ``suite_name`` with the parsed command-line ``overrides`` (before MPI_Init)."""
+    suite = suites.get(suite_name)
+    if "format" in overrides:  # a flag outside the suite's formats: before MPI starts
+        try:
+            suite.check_format(str(overrides["format"]))
+        except UsageError as exc:
+            runtime.usage_exit(str(exc))
+    overrides = {**overrides, "suite": suite.name}
+
+    def prepare(MPI: types.ModuleType) -> tuple[RunConfig, Job]:
+        cfg = build_config(overrides, overrides.get("config_file"))
+        if "format" not in overrides:
+            if cfg.sources.get("format", "default") == "default":
+                cfg.format = suite.formats[0]
+            else:
+                suite.check_format(cfg.format, f"format (from {cfg.config_file})")
+        job: Job = suite.load("job")(suite)
+        job.prepare(MPI, cfg)
+        if cfg.output is None:
+            cfg.output = default_output()
+        check_output_path(cfg.output, cfg.force, cfg.config_file)
+        return cfg, job
+
+    runtime.run_job(thread_level_before_init(overrides) if not suite.thread_level
+                    else suite.thread_level, prepare, lambda MPI, p: _run(MPI, suite, *p),
+                    OMPI_ONE_SIDED_SETTINGS if suite.one_sided else None)
+
+
+def _config_dict(cfg: RunConfig) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(cfg.to_json())
+    data.pop("sources", None)
+    return data
+
+
+class _Rank0:
+    """Rank 0's side of a run: the result file and the live output."""
+
+    def __init__(self, suite: suites.Suite, cfg: RunConfig, job: Job,
+                 attrs: dict[str, Any], ranks: list[dict[str, Any]]) -> None:
+        self.cfg = cfg
+        self.job = job
+        self.view: View = suite.load("view")
+        self.record = RunRecord(attrs=attrs, ranks=ranks)
+        self.out = ResultFile(cfg.output or default_output())
+        self.out.create(attrs, ranks, exclusive=not cfg.force)
+        self.out.guard()
+        self.stdout = terminal.console()
+        self.stderr = terminal.console(stderr=True)
+        self.found: list[str] = []
+        self.pending: dict[str, Result] = {}  # emitted, not rendered yet (by key)
+        self.bar: Bar = Bar()
+
+    def warn(self, new: list[str]) -> None:
+        new = [w for w in new if w not in self.found]
+        self.found.extend(new)
+        with self.bar.paused():
+            common.print_warnings(self.stderr, new)
+
+    def begin(self) -> None:
+        fmt = self.cfg.format
+        if fmt in TEXT_FORMATS:
+            sys.stdout.write(self.view.text_header(self.record))
+        elif fmt == "csv":
+            sys.stdout.write(csv_header(self.view))
+
+    def emit(self, result: Result) -> None:
+        self.out.add(result)
+        self.record.put(result)
+        if self.job.streaming:
+            self.render(result)
+        else:
+            self.pending[result.key] = result
+
+    def render(self, result: Result) -> None:
+        self.warn(self.view.result_warnings(result, self.record))
+        fmt = self.cfg.format
+        with self.bar.paused():
+            if fmt in TEXT_FORMATS:
+                sys.stdout.write(self.view.text(result, self.record))
+            elif fmt == "csv":
+                sys.stdout.write(csv_rows(self.view, [result]))
+            elif fmt == "table":
+                self.view.table(result, self.record, self.stdout)
+
+    def end(self, status: str) -> None:
+        for result in self.pending.values():
+            self.render(result)
+        self.out.set_attrs(warnings=self.found)
+        self.out.finish(status)
+        fmt = self.cfg.format
+        if fmt in TEXT_FORMATS:
+            sys.stdout.write(self.view.text_footer(self.record))
+        elif fmt == "json":
+            sys.stdout.write(json_text(load(self.out.path)))
+        elif fmt == "table":
+            common.footer(self.record.attrs, self.stdout)  # the warnings went to stderr
+        sys.stdout.flush()
+        self.stderr.print(f"[dim]results written to {os.fspath(self.out.path)}[/dim]")
+
+
+def _run(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job) -> None:
+    world = MPI.COMM_WORLD
+    rank = world.Get_rank()
+    ranks, overhead, backend_warning = runtime.begin(MPI, cfg.timeout, cfg.backend,
+                                                     job.everywhere)
+    extra = job.start(MPI, cfg, ranks)
+    me: _Rank0 | None = None
+    if rank == 0:
+        assert ranks is not None and overhead is not None
+        where = placement(ranks)
+        attrs = run_attrs(MPI, cfg.argv)
+        attrs.update(config=_config_dict(cfg), config_sources=cfg.sources, placement=where,
+                     oversubscribed=where["oversubscribed"], overhead=overhead,
+                     benchmarks=job.names(), suite=suite.name, checked=cfg.check,
+                     derived=job.derived, **extra)
+        me = _Rank0(suite, cfg, job, attrs, ranks)
+        me.warn(([backend_warning] if backend_warning else [])
+                + warnings.run_warnings(attrs, network=job.network) + job.notes())
+        me.begin()
+    results: list[Result] = []
+
+    def emit(result: Result) -> None:
+        results.append(result)
+        if me is not None:
+            me.emit(result)
+
+    with make_progress(cfg.progress if me is not None else False,
+                       job.steps(world.Get_size())) as bar:
+        if me is not None:
+            me.bar = bar
+        failure = job.measure(MPI, cfg, emit, bar)
+    notes = job.finish(results, world.Get_size())
+    if me is not None:
+        me.warn(notes)
+        me.end("failed" if failure else "complete")
+        if failure:
+            me.stderr.print(f"beff: error: {failure}; the results measured before stay in "
+                            f"{me.out.path}", markup=False, highlight=False, soft_wrap=True)
+    if failure:
+        world.Barrier()  # rank 0 has said why before any rank exits (launchers kill on exit 1)
+        sys.exit(1)
+
+
+def replace_config(cfg: RunConfig, **derived: Any) -> RunConfig:
+    """A copy of ``cfg`` with derived values, for the measurement (the stored config keeps
+    the validated values)."""
+    return dataclasses.replace(cfg, **derived)
