@@ -78,15 +78,10 @@ class Job(Protocol):
 JobFactory = Callable[[suites.Suite], Job]
 
 
-def run(suite_name: str, overrides: dict[str, Any]) -> None:
-    """Run ``suite_name`` with the parsed command-line ``overrides`` (before MPI_Init)."""
-    suite = suites.get(suite_name)
-    if "format" in overrides:  # a flag outside the suite's formats: before MPI starts
-        try:
-            suite.check_format(str(overrides["format"]))
-        except UsageError as exc:
-            runtime.usage_exit(str(exc))
-    overrides = {**overrides, "suite": suite.name}
+def preparer(suite: suites.Suite, overrides: dict[str, Any]) -> Callable[
+        [types.ModuleType], tuple[RunConfig, Job]]:
+    """Rank 0's validation after MPI_Init: the config (defaults, TOML, flags), the output
+    format against the suite's, the suite's own rules, and the result file's name."""
 
     def prepare(MPI: types.ModuleType) -> tuple[RunConfig, Job]:
         cfg = build_config(overrides, overrides.get("config_file"))
@@ -102,8 +97,34 @@ def run(suite_name: str, overrides: dict[str, Any]) -> None:
         check_output_path(cfg.output, cfg.force, cfg.config_file)
         return cfg, job
 
-    runtime.run_job(thread_level_before_init(overrides) if not suite.thread_level
-                    else suite.thread_level, prepare, lambda MPI, p: _run(MPI, suite, *p),
+    return prepare
+
+
+def _check_format(suite: suites.Suite, overrides: dict[str, Any]) -> dict[str, Any]:
+    """A format flag outside the suite's formats is refused before MPI starts."""
+    if "format" in overrides:
+        suite.check_format(str(overrides["format"]))
+    return {**overrides, "suite": suite.name}
+
+
+def thread_level(suite: suites.Suite, overrides: dict[str, Any]) -> str:
+    return suite.thread_level or thread_level_before_init(overrides)
+
+
+def run(suite_name: str, overrides: dict[str, Any]) -> None:
+    """Run ``suite_name`` with the parsed command-line ``overrides`` (before MPI_Init); exits
+    with the job's code."""
+    suite = suites.get(suite_name)
+    try:
+        overrides = _check_format(suite, overrides)
+    except UsageError as exc:
+        runtime.usage_exit(str(exc))
+
+    def job(MPI: types.ModuleType, prepared: tuple[RunConfig, Job]) -> None:
+        if measure(MPI, suite, *prepared).failure:
+            sys.exit(1)
+
+    runtime.run_job(thread_level(suite, overrides), preparer(suite, overrides), job,
                     OMPI_ONE_SIDED_SETTINGS if suite.one_sided else None)
 
 
@@ -117,8 +138,9 @@ class _Rank0:
     """Rank 0's side of a run: the result file and the live output."""
 
     def __init__(self, suite: suites.Suite, cfg: RunConfig, job: Job,
-                 attrs: dict[str, Any], ranks: list[dict[str, Any]]) -> None:
+                 attrs: dict[str, Any], ranks: list[dict[str, Any]], render: bool) -> None:
         self.cfg = cfg
+        self.fmt = cfg.format if render else ""  # "": store only
         self.job = job
         self.view: View = suite.load("view")
         self.record = RunRecord(attrs=attrs, ranks=ranks)
@@ -138,7 +160,7 @@ class _Rank0:
             common.print_warnings(self.stderr, new)
 
     def begin(self) -> None:
-        fmt = self.cfg.format
+        fmt = self.fmt
         if fmt in TEXT_FORMATS:
             sys.stdout.write(self.view.text_header(self.record))
         elif fmt == "csv":
@@ -154,7 +176,7 @@ class _Rank0:
 
     def render(self, result: Result) -> None:
         self.warn(self.view.result_warnings(result, self.record))
-        fmt = self.cfg.format
+        fmt = self.fmt
         with self.bar.paused():
             if fmt in TEXT_FORMATS:
                 sys.stdout.write(self.view.text(result, self.record))
@@ -162,13 +184,15 @@ class _Rank0:
                 sys.stdout.write(csv_rows(self.view, [result]))
             elif fmt == "table":
                 self.view.table(result, self.record, self.stdout)
+            elif fmt == "json":
+                pass  # the whole document at the end
 
     def end(self, status: str) -> None:
         for result in self.pending.values():
             self.render(result)
         self.out.set_attrs(warnings=self.found)
         self.out.finish(status)
-        fmt = self.cfg.format
+        fmt = self.fmt
         if fmt in TEXT_FORMATS:
             sys.stdout.write(self.view.text_footer(self.record))
         elif fmt == "json":
@@ -176,10 +200,24 @@ class _Rank0:
         elif fmt == "table":
             common.footer(self.record.attrs, self.stdout)  # the warnings went to stderr
         sys.stdout.flush()
-        self.stderr.print(f"[dim]results written to {os.fspath(self.out.path)}[/dim]")
+        if self.fmt:
+            self.stderr.print(f"[dim]results written to {os.fspath(self.out.path)}[/dim]")
 
 
-def _run(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job) -> None:
+@dataclasses.dataclass
+class Outcome:
+    """What a run leaves: its results (rank 0: all of them, in order; other ranks: those
+    their rank saw) and why it stopped early ("" = it did not)."""
+
+    results: list[Result]
+    failure: str
+    path: str
+
+
+def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job,
+            render: bool = True) -> Outcome:
+    """Every rank, after validation: measure, store on rank 0, and render there (unless
+    ``render`` is False: the Python API)."""
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
     ranks, overhead, backend_warning = runtime.begin(MPI, cfg.timeout, cfg.backend,
@@ -194,7 +232,7 @@ def _run(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job) -
                      oversubscribed=where["oversubscribed"], overhead=overhead,
                      benchmarks=job.names(), suite=suite.name, checked=cfg.check,
                      derived=job.derived, **extra)
-        me = _Rank0(suite, cfg, job, attrs, ranks)
+        me = _Rank0(suite, cfg, job, attrs, ranks, render)
         me.warn(([backend_warning] if backend_warning else [])
                 + warnings.run_warnings(attrs, network=job.network) + job.notes())
         me.begin()
@@ -219,10 +257,5 @@ def _run(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job) -
                             f"{me.out.path}", markup=False, highlight=False, soft_wrap=True)
     if failure:
         world.Barrier()  # rank 0 has said why before any rank exits (launchers kill on exit 1)
-        sys.exit(1)
-
-
-def replace_config(cfg: RunConfig, **derived: Any) -> RunConfig:
-    """A copy of ``cfg`` with derived values, for the measurement (the stored config keeps
-    the validated values)."""
-    return dataclasses.replace(cfg, **derived)
+    return Outcome(me.record.results if me is not None else results, failure,
+                   str(cfg.output))

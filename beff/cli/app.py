@@ -109,7 +109,7 @@ def describe(
 
 
 def _load(path: Path) -> RunRecord:
-    from beff.results.archive import load
+    from beff.api import load
 
     try:
         return load(path)
