@@ -85,6 +85,7 @@ def preparer(suite: suites.Suite, overrides: dict[str, Any]) -> Callable[
 
     def prepare(MPI: types.ModuleType) -> tuple[RunConfig, Job]:
         cfg = build_config(overrides, overrides.get("config_file"))
+        cfg.options = suite.resolve_options(cfg.options)
         if "format" not in overrides:
             if cfg.sources.get("format", "default") == "default":
                 cfg.format = suite.formats[0]

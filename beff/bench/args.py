@@ -13,6 +13,7 @@ from typing import Any
 from beff.bench.schedule import parse_msglog, parse_size_list
 from beff.core import config as C
 from beff.core.errors import UsageError
+from beff.core.suite import Suite
 
 Parser = Callable[[str], dict[str, Any]]
 
@@ -210,13 +211,21 @@ def check_suite(suite: str, argv: list[str]) -> None:
             raise UsageError(f"{token} is an option of the I/O suite only (beff imb io)")
 
 
-def parse(argv: list[str]) -> dict[str, Any]:
-    """Parse IMB-style arguments into config overrides (raises UsageError)."""
+def parse(argv: list[str], suite: Suite | None = None) -> dict[str, Any]:
+    """Parse IMB-style arguments into config overrides (raises UsageError). A flag that
+    ``suite`` declares itself means what the suite says (its ``options``), before IMB's."""
     out: dict[str, Any] = {"benchmarks": []}
     i = 0
     while i < len(argv):
         token = argv[i]
         key = token.lower() if token.startswith("-") else token
+        own = suite.flag(key) if suite is not None else None
+        if own is not None:
+            if i + 1 >= len(argv):
+                raise UsageError(f"{token} needs a value")
+            out.setdefault("options", {})[own.key] = own.parse(argv[i + 1], token)
+            i += 2
+            continue
         if key in SWITCHES:
             out.update(SWITCHES[key])
             i += 1

@@ -72,18 +72,23 @@ def _main(
 def list_cmd(
     suite: Annotated[str | None, typer.Argument(help="Only this suite.")] = None,
 ) -> None:
-    """List benchmarks by suite; opt-in ones run only when named."""
-    from beff.bench.registry import iter_suites, load_suite
+    """List the suites and their benchmarks; opt-in ones run only when named."""
+    from beff.bench.registry import load_suite
     from beff.core import suite as suites
 
     console = terminal.console()
-    chosen = [(suite, load_suite(suite))] if suite else list(iter_suites())
-    for name, table in chosen:
-        t = Table(title=f"{name}: {suites.get(name).title}", show_edge=False)
+    for s in [suites.get(suite)] if suite else suites.suites():
+        if not s.benchmarks:
+            own = "".join(f"\n  {', '.join(o.flags) or o.key}: {o.help} (default {o.default})"
+                          for o in s.options)
+            console.print(f"[bold]{s.name}[/bold]: {s.title}; run with `{s.command}`{own}",
+                          highlight=False)
+            continue
+        t = Table(title=f"{s.name}: {s.title}", show_edge=False)
         t.add_column("benchmark")
         t.add_column("runs")
         t.add_column("kind")
-        for spec in table.values():
+        for spec in load_suite(s.name).values():
             t.add_row(spec.name, "default" if spec.default else "opt-in", spec.kind.value)
         console.print(t)
 
@@ -420,15 +425,19 @@ def imb_main(argv: list[str]) -> None:
         return
     from beff import runner
     from beff.bench import args as imb_args
-    from beff.bench.registry import known_suites, resolve
+    from beff.bench.registry import resolve
+    from beff.core import suite as suites
 
-    known = known_suites()
-    if suite not in known:
-        raise UsageError(f"unknown IMB suite {argv[0]!r} (known: {', '.join(known)})")
+    known = [s for s in suites.suites() if s.command.startswith("beff imb ")]
+    chosen = next((s for s in known if s.name == suite), None)
+    if chosen is None:
+        raise UsageError(f"unknown IMB suite {argv[0]!r} (known: "
+                         f"{', '.join(s.name for s in known)})")
     imb_args.check_suite(suite, rest)
-    overrides = imb_args.parse(rest)
-    resolve(suite, overrides.get("benchmarks", []), overrides.get("include", []),
-            overrides.get("exclude", []))
+    overrides = imb_args.parse(rest, chosen)
+    if chosen.benchmarks:
+        resolve(suite, overrides.get("benchmarks", []), overrides.get("include", []),
+                overrides.get("exclude", []))
     overrides["argv"] = ["imb", suite, *rest]
     runner.run(suite, overrides)
 

@@ -59,7 +59,10 @@ class Rule:
         return table in (self.family, "common", *self.also) or self.family == "common"
 
     def bound(self, v: float) -> str:
-        return f"{v / (1 << 20):g} MiB" if self.mib else f"{v:g}"
+        """A limit as people write it: whole numbers in full (1000000, not 1e+06)."""
+        if self.mib:
+            return f"{v / (1 << 20):g} MiB"
+        return str(int(v)) if float(v).is_integer() else f"{v:g}"
 
 
 def _opt(default: Any, rule: Rule) -> Any:
@@ -157,6 +160,8 @@ class RunConfig:
                                             optional=True))
     stall_timeout: float | None = _opt(None, Rule("common", float, 1.0, MAX_TIME_S,
                                                   optional=True))
+    # The suite's own options (core.suite.Option), by key: from its flags and its TOML table.
+    options: dict[str, Any] = field(default_factory=dict)
     argv: list[str] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
 
@@ -217,8 +222,11 @@ def check_value(key: str, value: Any, source: str = "cli") -> Any:
 
     Raises UsageError naming the key and, for a TOML value, the file.
     """
-    rule = RULES[key]
-    name = _where(key, source)
+    return check_rule(RULES[key], value, _where(key, source), key)
+
+
+def check_rule(rule: Rule, value: Any, name: str, key: str = "") -> Any:
+    """``value`` checked against ``rule``; UsageError messages name it ``name``."""
     if value is None:
         if rule.optional:
             return None
@@ -286,15 +294,26 @@ def validate(cfg: RunConfig) -> RunConfig:
 def build_config(overrides: dict[str, Any], config_file: str | None = None) -> RunConfig:
     """Defaults, then the TOML file (if any), then the command-line overrides; validated."""
     cfg = RunConfig()
-    sources = {name: "default" for name in FIELD_NAMES if name not in ("sources", "argv")}
+    sources = {name: "default" for name in FIELD_NAMES
+               if name not in ("sources", "argv", "options")}
+    own: dict[str, Any] = {}
     if config_file is not None:
         for key, value in load_toml(config_file).items():
+            if key == "options":
+                own.update(value)
+                sources.update({f"options.{k}": f"config:{config_file}" for k in value})
+                continue
             setattr(cfg, key, value)
             sources[key] = f"config:{config_file}"
         cfg.config_file = config_file
     for key, value in overrides.items():
+        if key == "options":
+            own.update(value)
+            sources.update({f"options.{k}": "cli" for k in value})
+            continue
         setattr(cfg, key, value)
         sources[key] = "cli"
+    cfg.options = own
     cfg.sources = sources
     return validate(cfg)
 
@@ -310,9 +329,19 @@ def load_toml(path: str) -> dict[str, Any]:
         raise UsageError(f"config file not found: {path}") from None
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read config file {path}: {exc}") from None
+    from beff.core import suite as suites
+
     flat: dict[str, Any] = {}
     for key, value in data.items():
-        if isinstance(value, dict) and key in (*FAMILIES, "beff"):
+        own = suites.find(key) if isinstance(value, dict) and key not in FAMILIES else None
+        if own is not None and own.options:  # a suite's own table: its own options
+            for sub, v in value.items():
+                option = next((o for o in own.options if o.key == sub), None)
+                if option is None:
+                    raise UsageError(f"unknown key {sub!r} in table [{key}] of {path}")
+                flat.setdefault("options", {})[sub] = option.check(
+                    v, f"{sub} (from {path})")
+        elif isinstance(value, dict) and key in (*FAMILIES, "beff"):
             for sub, v in value.items():
                 rule = RULES.get(sub)
                 if rule is None or (key in FAMILIES and not rule.allowed_in(key)):
@@ -325,7 +354,8 @@ def load_toml(path: str) -> dict[str, Any]:
     for key in ("memory_per_proc", "total_memory"):  # sizes may be written as in the flag
         if isinstance(flat.get(key), str):
             flat[key] = parse_size(flat[key], f"{key} (from {path})")
-    return {key: check_value(key, v, f"config:{path}") for key, v in flat.items()}
+    return {key: v if key == "options" else check_value(key, v, f"config:{path}")
+            for key, v in flat.items()}
 
 
 SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1000, "kib": 1 << 10, "m": 1 << 20,

@@ -34,6 +34,46 @@ PLUGINS_ENV = "BEFF_PLUGINS"
 
 
 @dataclass(frozen=True)
+class Option:
+    """An option a suite declares for itself. One declaration gives its flags (as typed,
+    e.g. IMB's single-dash ``-iter``, which then means what this suite says, whatever other
+    suites mean by it), its TOML key (in the suite's own table, ``[NAME]``), its default and
+    the rule every value meets, from a flag or from TOML alike. Values are stored in the
+    result file's config under ``options``."""
+
+    key: str
+    kind: type  # int, float, str or bool
+    default: Any
+    help: str
+    flags: tuple[str, ...] = ()
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple[str, ...] = ()
+
+    def check(self, value: Any, where: str) -> Any:
+        """``value`` checked against this option's rule (UsageError naming ``where``)."""
+        from beff.core.config import Rule, check_rule
+
+        return check_rule(Rule(self.key, self.kind, self.lo, self.hi, self.choices), value,
+                          where)
+
+    def parse(self, text: str, flag: str) -> Any:
+        """The value of ``flag`` as typed on the command line, checked."""
+        if self.kind is bool:
+            value: Any = {"on": True, "off": False, "true": True, "false": False}.get(
+                text.lower(), text)
+        elif self.kind in (int, float):
+            try:
+                value = self.kind(text)
+            except ValueError:
+                what = "an integer" if self.kind is int else "a number"
+                raise UsageError(f"{flag} expects {what}, got {text!r}") from None
+        else:
+            value = text
+        return self.check(value, flag)
+
+
+@dataclass(frozen=True)
 class Suite:
     """One suite's declaration."""
 
@@ -47,6 +87,7 @@ class Suite:
     formats: tuple[str, ...]  # output formats it renders; the first is the default
     layout: str = ""  # "module:attribute" of its record's Layout ("" = Measurements)
     benchmarks: tuple[str, ...] = ()  # modules that register its IMB-style benchmarks
+    options: tuple[Option, ...] = ()  # its own options (beyond the shared ones)
     thread_level: str = ""  # the MPI thread level it needs at least ("" = the option's)
     one_sided: bool = False  # Open MPI needs beff.core.mpi.OMPI_ONE_SIDED_SETTINGS
 
@@ -54,6 +95,21 @@ class Suite:
         """The object a ``"module:attribute"`` field names."""
         module, _, attr = str(getattr(self, what)).partition(":")
         return getattr(importlib.import_module(module), attr)
+
+    def flag(self, token: str) -> Option | None:
+        """The option of this suite that ``token`` (a flag as typed) names, if any."""
+        return next((o for o in self.options if token in o.flags), None)
+
+    def resolve_options(self, given: dict[str, Any],
+                        sources: dict[str, str] | None = None) -> dict[str, Any]:
+        """Every option of this suite: its default, else the value given (flag or TOML),
+        checked; an unknown key is a usage error."""
+        known = {o.key: o for o in self.options}
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            raise UsageError(f"unknown option(s) of {self.command}: {', '.join(unknown)}")
+        return {key: o.check(given[key], (sources or {}).get(key, key)) if key in given
+                else o.default for key, o in known.items()}
 
     def check_format(self, fmt: str, where: str = "--format") -> str:
         """``fmt`` if this suite renders it; else a usage error naming the suite's formats."""

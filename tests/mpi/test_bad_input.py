@@ -78,7 +78,7 @@ CASES: list[tuple[str, list[str]]] = [
     ("run seed negative", [*RUN, "--seed", "-3"]),
     ("run unknown option", [*RUN, "--bogus"]),
     ("run thread level", [*RUN, "--thread-level", "bogus"]),
-    ("run format", [*RUN, "--format", "csv"]),
+    ("run format", [*RUN, "--format", "imb"]),
     ("run timeout", [*RUN, "--timeout", "0"]),
     ("run config memory", ["run", "--config", "{tmp}/tiny.toml", "--quick"]),
 ]
