@@ -26,7 +26,7 @@ import numpy as np
 
 from beff.core import suite as suites
 from beff.core.errors import BeffError
-from beff.results import atomic, stats, watch
+from beff.results import atomic, watch
 from beff.results.model import Measurement, Result, RunRecord, StoredSummary
 
 # Format history (share/schema/CHANGES.md has the details):
@@ -34,7 +34,10 @@ from beff.results.model import Measurement, Result, RunRecord, StoredSummary
 #   2: modes, declared columns, further metrics and per-size preparation per measurement;
 #      /beff holds typed data only, and b_eff's figures are derived on reading. (Additions
 #      since, such as /beffio for ``beff io``, kept the number: share/schema/CHANGES.md.)
-SCHEMA_VERSION = 2
+#   3: one policy for every family: what is measured and decided is stored, derived figures
+#      are not (the measurements' t_min/t_max/t_avg/bandwidth/msg_rate are gone); root
+#      attribute ``derived`` (what a suite derived from the config); config ``options``.
+SCHEMA_VERSION = 3
 FORMAT_NAME = "beff-results"
 # Root attributes stored as JSON text.
 JSON_ATTRS = ("command_line", "config", "config_sources", "versions", "mpi", "host", "env",
@@ -212,18 +215,11 @@ def write_measurement(results: h5py.Group, m: Measurement, order: int) -> None:
         "columns": json.dumps(list(m.columns)),
         "metrics": json.dumps(list(m.metrics)),
     })
-    summary = stats.summarize(m)
     _dataset(g, "bytes", m.sizes, "B", "message length X")
     _dataset(g, "repetitions", m.repetitions, "1", "iterations timed per size (rank 0's group)")
     d = g.create_dataset("status", data=np.array(m.status, dtype=object), dtype=_STR)
     d.attrs["units"] = ""
     d.attrs["description"] = "ok, time-out, out-of-mem or skipped, per size"
-    _dataset(g, "t_min", summary.t_min, "us", "min over ranks of the reported time")
-    _dataset(g, "t_max", summary.t_max, "us", "max over ranks of the reported time")
-    _dataset(g, "t_avg", summary.t_avg, "us", "mean over ranks of the reported time")
-    _dataset(g, "bandwidth", summary.mbytes_per_sec, "MB/s (1 MB = 10^6 B)",
-             "bw_scale * X / t_max (message-rate kinds: msg/s * X)")
-    _dataset(g, "msg_rate", summary.msg_per_sec, "1/s", "messages per second (Uniband/Biband)")
     _dataset(g, "times", m.times, "s",
              "per size and rank: timed seconds / repetitions * time_scale")
     _dataset(g, "samples", m.samples, "s", "raw timed seconds per size, rank and batch")

@@ -1,9 +1,11 @@
 """The content of the golden files, written with beff's CURRENT writer (for the tests).
 
 The golden files of schema 2 were written once by the frozen ``golden_v2_writer.py`` (and
-``golden_v2_beffio_writer.py``); the
-tests compare what this module writes today with them, group by group, so a change of the
-layout cannot pass unnoticed. (``golden-schema-v1.h5`` was written by the schema-1 writer.)
+``golden_v2_beffio_writer.py``), those of schema 3 once by this module when schema 3 began
+(``python tests/data/current_writer.py``); the tests compare what this module writes today
+with the newest ones, group by group, so a change of the layout cannot pass unnoticed, and
+check that every version's files give the same figures. (``golden-schema-v1.h5`` was written
+by the schema-1 writer.)
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from beff.results.model import OK, TIME_OUT, Measurement  # noqa: E402
 from tests.data import golden_v2_beffio_writer as frozen_io  # noqa: E402
 from tests.data import golden_v2_writer as frozen  # noqa: E402
 
-ATTRS = frozen.ATTRS
+ATTRS = dict(frozen.ATTRS, derived={})  # schema 3: what a suite derived (nothing here)
 RANKS = frozen.RANKS
 
 
@@ -115,3 +117,14 @@ def write_beffio(path: Path) -> None:
                     nprocs=2), RANKS)
     out.add(beffio_record())
     out.finish("complete")
+
+
+if __name__ == "__main__":  # the golden files of the current schema
+    from beff.results.archive import SCHEMA_VERSION
+
+    here = Path(__file__).resolve().parent
+    for name, writer in (("imb", write), ("beff", write_beff), ("beffio", write_beffio)):
+        target = here / f"golden-schema-v{SCHEMA_VERSION}-{name}.h5"
+        target.unlink(missing_ok=True)
+        writer(target)
+        print(target)

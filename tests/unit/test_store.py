@@ -55,7 +55,7 @@ def test_schema_1_golden_file_loads() -> None:
 
 def test_schema_2_golden_imb_file_loads() -> None:
     record = load(DATA / "golden-schema-v2-imb.h5")
-    assert record.attrs["schema_version"] == 2 == SCHEMA_VERSION
+    assert record.attrs["schema_version"] == 2 < SCHEMA_VERSION
     assert [m.benchmark for m in record.measurements] == ["PingPong", "Sendrecv", "Overlap"]
     assert stats.summarize(record.measurements[0]).t_max[3] == pytest.approx(2.5)
     ov = record.measurements[2]
@@ -92,6 +92,26 @@ def test_schema_2_golden_beffio_file_derives_b_eff_io() -> None:
     # and b_eff_io is 104.8576 MB/s per process; the maximum is at n = 2.
     assert s["per_partition"][0]["write_MBps"] == pytest.approx(104.8576)
     assert s["b_eff_io_MBps"] == pytest.approx(209.7152) and s["nprocs_at_max"] == 2
+
+
+def test_golden_files_of_every_schema_give_the_same_figures() -> None:
+    """The JSON view of each family (what `show` derives) is the same from the schema-2 and
+    schema-3 golden files, and schema 1's PingPong gives the figures schema 2 gives."""
+    from beff.render.view import json_doc
+
+    assert SCHEMA_VERSION == 3
+    for name in ("imb", "beff", "beffio"):
+        v2, v3 = (load(DATA / f"golden-schema-v{v}-{name}.h5") for v in (2, 3))
+        assert v3.attrs["schema_version"] == 3 and v3.attrs["derived"] == {}
+        assert json_doc(v2)["results"] == json_doc(v3)["results"], name
+        assert len(json_doc(v3)["results"]) == (3 if name == "imb" else 1)
+    v1 = load(DATA / "golden-schema-v1.h5")
+    v2 = load(DATA / "golden-schema-v2-imb.h5")
+    rows = [json_doc(r)["results"][0]["rows"] for r in (v1, v2)]
+    assert rows[0] == rows[1]
+    with h5py.File(DATA / "golden-schema-v3-imb.h5") as f:  # derived figures are not stored
+        assert "t_avg" not in f["results/mpi1/PingPong/np2"]
+        assert "t_avg" in h5py.File(DATA / "golden-schema-v2-imb.h5")["results/mpi1/PingPong/np2"]
 
 
 @pytest.mark.parametrize("name, writer", [("imb", write), ("beff", write_beff),
@@ -145,8 +165,8 @@ def test_every_dataset_has_units_and_a_description(tmp_path: Path) -> None:
             assert any(n.startswith(("beff/", "beffio/")) for n in names) == (writer != write)
             if "results/mpi1/PingPong/np2" in f:
                 g = f["results/mpi1/PingPong/np2"]
-                assert g["t_max"].attrs["units"] == "us"
-                assert g["bandwidth"].attrs["units"].startswith("MB/s")
+                assert g["times"].attrs["units"] == "s" and g["bytes"].attrs["units"] == "B"
+                assert "t_max" not in g  # schema 3: derived figures are not stored
 
 
 def _datasets(f: h5py.File) -> list[str]:
