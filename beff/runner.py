@@ -189,6 +189,8 @@ class _Rank0:
                 pass  # the whole document at the end
 
     def end(self, status: str) -> None:
+        if self.fmt == "table" and self.view.footer_first:
+            common.footer(self.record.attrs, self.stdout)  # the warnings went to stderr
         for result in self.pending.values():
             self.render(result)
         self.out.set_attrs(warnings=self.found)
@@ -198,7 +200,7 @@ class _Rank0:
             sys.stdout.write(self.view.text_footer(self.record))
         elif fmt == "json":
             sys.stdout.write(json_text(load(self.out.path)))
-        elif fmt == "table":
+        elif fmt == "table" and not self.view.footer_first:
             common.footer(self.record.attrs, self.stdout)  # the warnings went to stderr
         sys.stdout.flush()
         if self.fmt:

@@ -63,7 +63,7 @@ def parse_sum(path: Path) -> dict[str, float]:
 
 
 def read_beff(path: Path) -> dict[str, float]:
-    from beff.bench.view import beff_summary
+    from beff.effbw.view import beff_summary
     from beff.results.archive import load
 
     summary = beff_summary(load(path))

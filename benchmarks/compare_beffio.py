@@ -143,7 +143,7 @@ def parse_beff_json(stdout: str) -> BeffioResult:
     if start < 0:
         raise ValueError("no JSON object on stdout")
     doc, _ = json.JSONDecoder().raw_decode(stdout[start:])
-    b = doc["beffio"]
+    (b,) = doc["results"]
     partitions = {
         int(p["nprocs"]): {"write": float(p["write_MBps"]), "rewrite": float(p["rewrite_MBps"]),
                            "read": float(p["read_MBps"]), "b_eff_io": float(p["b_eff_io_MBps"])}

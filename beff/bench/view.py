@@ -329,6 +329,7 @@ class ImbView:
     # The component's own lines after the calling sequence (IMB-IO's), instead of IMB's.
     lengths: Callable[[dict[str, Any], Iterable[str]], list[str]] | None = None
     csv_fields: tuple[str, ...] = tuple(CSV_FIELDS)
+    footer_first: bool = False
 
     def text_header(self, record: RunRecord) -> str:
         names = list(dict.fromkeys(m.benchmark for m in record.measurements))

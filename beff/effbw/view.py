@@ -130,6 +130,7 @@ class BeffView:
     length as CSV, and the summary as JSON."""
 
     csv_fields = CSV_FIELDS
+    footer_first = True
 
     def text_header(self, record: RunRecord) -> str:
         return ""

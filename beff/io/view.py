@@ -174,6 +174,7 @@ class BeffIOView:
     the bandwidth of every pattern as CSV (partition, access, type, chunk), and JSON."""
 
     csv_fields = CSV_FIELDS
+    footer_first = True
 
     def text_header(self, record: RunRecord) -> str:
         return ""

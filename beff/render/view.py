@@ -29,6 +29,9 @@ class View(Protocol):
     """How a suite renders its results. ``result`` is one of the suite's records."""
 
     csv_fields: tuple[str, ...]
+    # The table's footer (warnings, the loops' cost) comes before the results: the last line
+    # is then the result's own (b_eff's and b_eff_io's final line, which scripts grep).
+    footer_first: bool
 
     def text_header(self, record: RunRecord) -> str:
         """The original's text before the first result ("" for none)."""
@@ -113,9 +116,12 @@ def table(record: RunRecord, console: Console) -> None:
     """A stored run: its header, each result's tables, its warnings and the loops' cost."""
     view = view_of(record)
     common.render_header(record, console)
+    if view.footer_first:
+        common.footer(record.attrs, console, warnings.of_record(record))
     for r in record.results:
         view.table(r, record, console)
-    common.footer(record.attrs, console, warnings.of_record(record))
+    if not view.footer_first:
+        common.footer(record.attrs, console, warnings.of_record(record))
 
 
 def render(record: RunRecord, fmt: str) -> str | None:

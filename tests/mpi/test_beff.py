@@ -104,7 +104,7 @@ def test_seed_reproduces_the_random_patterns(tmp_path: Path) -> None:
 def test_opt_in_methods_stay_out_of_the_official_figure(tmp_path: Path) -> None:
     stdout, path = run(2, tmp_path, "--methods", "sendrecv,irecv-send,isend-recv",
                        "--format", "json", "--hugepages")
-    summary = json.loads(stdout)["beff"]
+    (summary,) = json.loads(stdout)["results"]
     assert summary["buffers"] == "hugepage"
     assert summary["methods"] == ["sendrecv", "irecv-send", "isend-recv"]
     assert summary["methods_in_b_eff"] == ["sendrecv"]

@@ -13,6 +13,7 @@ from tests.toy.record import ToyRecord
 
 class ToyView:
     csv_fields = ("sample", "t_slowest_us")
+    footer_first = False
 
     def text_header(self, record: RunRecord) -> str:
         options = record.attrs.get("config", {}).get("options", {})
