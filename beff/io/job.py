@@ -106,9 +106,6 @@ class ImbIOJob(ImbJob):
         note = io_run.stale_note(self.io_record)
         return [note] if note else []
 
-    def finish(self, results: list[Result], nprocs: int) -> list[str]:
-        io_run.remove_files()
-        return super().finish(results, nprocs)
 
 
 def beffio_job(suite: Suite) -> BeffIOJob:
