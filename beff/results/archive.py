@@ -1,9 +1,10 @@
 """The HDF5 result archive: one self-describing, schema-versioned file per run.
 
-Written by world rank 0 only. Every update (a benchmark result, a status) is made on a copy
-that then replaces the file (:mod:`beff.results.atomic`), so a run killed at any point, even
-inside a write, leaves a readable file holding every completed result. The schema is
-documented in ``share/schema/``.
+Written by world rank 0 only. The file is built under a temporary name and appears complete,
+and every update (a benchmark result, a status) is made on a copy that then replaces the file
+(:mod:`beff.results.atomic`), so a run killed at any point, even inside a write, leaves a
+readable file holding every completed result, and a reader never finds a half-written one.
+The schema is documented in ``share/schema/``.
 """
 
 from __future__ import annotations
@@ -94,11 +95,15 @@ class ResultFile:
 
     def create(self, attrs: dict[str, Any], ranks: list[dict[str, Any]],
                exclusive: bool = False) -> None:
-        """Create the file (``exclusive``: fail if it exists, for generated names)."""
+        """Create the file (``exclusive``: fail if it exists, for generated names). It is
+        built aside and appears complete, so a reader never finds it half written."""
         try:
             self._room(FILE_OVERHEAD_BYTES)
-            with h5py.File(self.path, "w-" if exclusive else "w") as f:
+            with atomic.created(self.path, exclusive) as new, h5py.File(new, "w") as f:
                 self._create(f, attrs, ranks)
+        except FileExistsError:
+            raise BeffError(f"cannot create result file {self.path}: another run is writing "
+                            f"{self.path}") from None
         except (OSError, RuntimeError) as exc:  # h5py raises both
             raise BeffError(f"cannot create result file {self.path}: "
                             f"{_reason(self.path, exc)}") from exc

@@ -49,7 +49,8 @@ def test_a_full_disk_stops_before_writing_and_keeps_earlier_results(
 def test_two_runs_never_mix_in_one_file(tmp_path: Path) -> None:
     path = tmp_path / "same.h5"
     first = _started(path)
-    with pytest.raises(BeffError, match="cannot create"):
+    with pytest.raises(BeffError, match=f"cannot create result file {path}: another run is "
+                       f"writing {path}$"):
         _started(path)  # a second run with the same name: exclusive creation refuses
     second = ResultFile(path)
     second.create(ATTRS, RANKS)  # --force: replaces it
@@ -57,6 +58,7 @@ def test_two_runs_never_mix_in_one_file(tmp_path: Path) -> None:
         first.add(measurements()[0])
     second.add(measurements()[1])
     assert [m.benchmark for m in load(path).measurements] == ["Sendrecv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["same.h5"]  # no temporary file left
 
 
 def test_a_reader_polling_during_writes_does_not_disturb_the_writer(tmp_path: Path) -> None:
@@ -133,6 +135,42 @@ def write_and_die(results, m, order):
     os.kill(os.getpid(), signal.SIGKILL)
 archive.write_measurement = write_and_die
 out.add(measurements()[1])
+"""
+
+
+def test_a_file_being_created_is_absent_or_complete(tmp_path: Path) -> None:
+    """A reader polling a name that a writer creates (and replaces, and removes) over and
+    over finds either no file or a complete one, never a file being built."""
+    path = tmp_path / "new.h5"
+    writer = subprocess.Popen([sys.executable, "-c", CREATOR, str(path)])
+    outcomes: dict[str, int] = {"absent": 0, "read": 0}
+    failures: list[str] = []
+    try:
+        while writer.poll() is None:
+            try:
+                record = load(path)
+            except FileNotFoundError:
+                outcomes["absent"] += 1
+            except Exception as exc:  # noqa: BLE001 - any other failure is the bug
+                failures.append(f"{type(exc).__name__}: {exc}")
+            else:
+                assert record.attrs["status"] == "running" and len(record.ranks) == 3
+                outcomes["read"] += 1
+    finally:
+        writer.kill()
+        writer.wait(timeout=30)
+    assert failures == [], (failures[:3], outcomes)
+    assert outcomes["read"] > 0 and outcomes["absent"] > 0, outcomes
+
+
+CREATOR = """
+import os, sys
+from beff.results.archive import ResultFile
+from tests.data.current_writer import ATTRS, RANKS
+for i in range(150):
+    ResultFile(sys.argv[1]).create(ATTRS, RANKS, exclusive=True)
+    ResultFile(sys.argv[1]).create(ATTRS, RANKS)  # --force: replaces it
+    os.unlink(sys.argv[1])
 """
 
 
