@@ -9,6 +9,9 @@ it (:func:`updated`): a rename or link within one directory is atomic (POSIX), s
 always refers to a complete file, the old one or the new one, from its first moment on. A
 reader that opened the old file keeps reading it undisturbed. A copy left behind by a killed
 writer is removed by its watcher.
+
+A copy costs the whole file, so while a run measures the file holds only its header and the
+results go to small files of their own (:mod:`beff.results.parts`), merged by one last copy.
 """
 
 from __future__ import annotations
