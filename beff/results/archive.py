@@ -1,14 +1,26 @@
 """The HDF5 result archive: one self-describing, schema-versioned file per run.
 
-Written by world rank 0 only. Every update (a benchmark result, a status) is made on a copy
-that then replaces the file (:mod:`beff.results.atomic`), so a run killed at any point, even
-inside a write, leaves a readable file holding every completed result. The schema is
-documented in ``share/schema/``.
+Written by world rank 0 only, so that a run killed at any point, even inside a write, leaves
+every completed result readable, and a reader never sees a half-written file:
+
+* the file is built under a temporary name and appears complete (:func:`atomic.created`);
+* while the run measures, the file holds the header (root attributes, ``/ranks``) and each
+  result is written as a small file of its own in a hidden directory beside it,
+  ``.NAME.RUN_ID.parts/`` (:mod:`beff.results.parts`), complete or absent: each update
+  writes in proportion to its result, not to the file;
+* a change of the header is made on a copy of the (small) file renamed over it
+  (:func:`atomic.updated`);
+* at the end (:meth:`ResultFile.finish`, or the watcher when rank 0 died) the parts are
+  merged into a copy of the file that replaces it in one rename, and the directory is
+  removed: one self-contained file. :func:`load` reads the file and any parts not merged yet.
+
+The schema is documented in ``share/schema/``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import secrets
@@ -16,7 +28,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +38,7 @@ import numpy as np
 
 from beff.core import suite as suites
 from beff.core.errors import BeffError
-from beff.results import atomic, watch
+from beff.results import atomic, parts, watch
 from beff.results.model import Measurement, Result, RunRecord, StoredSummary
 
 # Format history (share/schema/CHANGES.md has the details):
@@ -76,12 +88,13 @@ def _reason(path: Path, exc: BaseException) -> str:
 
 
 class ResultFile:
-    """Append-as-you-go writer; every call opens and closes the file.
+    """Append-as-you-go writer; every call opens and closes what it writes.
 
-    Before each write it checks that the file system has room for it (with a margin), so a
-    full disk stops the run with a clear message before HDF5 could leave the file half
-    written; every result written before stays readable. The file carries the run's id and
-    each write checks it, so two runs can never mix their results in one file.
+    Before each write it checks that the file system has room for it (with a margin, and
+    room to merge every result into the file at the end), so a full disk stops the run with
+    a clear message before HDF5 could leave anything half written; every result written
+    before stays readable. The file carries the run's id and each write checks it, so two
+    runs can never mix their results in one file (the parts directory is named by it too).
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -89,17 +102,24 @@ class ResultFile:
         self.count = 0
         self.run_id = secrets.token_hex(8)
         self._watcher: subprocess.Popen[bytes] | None = None
+        self._parts: dict[str, int] = {}  # key -> bytes of its part, not merged yet
 
     def create(self, attrs: dict[str, Any], ranks: list[dict[str, Any]],
                exclusive: bool = False) -> None:
-        """Create the file (``exclusive``: fail if it exists, for generated names)."""
+        """Create the file (``exclusive``: fail if it exists, for generated names). It is
+        built aside and appears complete, so a reader never finds it half written."""
         try:
             self._room(FILE_OVERHEAD_BYTES)
-            with h5py.File(self.path, "w-" if exclusive else "w") as f:
+            with atomic.created(self.path, exclusive) as new, h5py.File(new, "w") as f:
                 self._create(f, attrs, ranks)
+        except FileExistsError:
+            raise BeffError(f"cannot create result file {self.path}: another run is writing "
+                            f"{self.path}") from None
         except (OSError, RuntimeError) as exc:  # h5py raises both
             raise BeffError(f"cannot create result file {self.path}: "
                             f"{_reason(self.path, exc)}") from exc
+        if not exclusive:
+            parts.remove_others(self.path, self.run_id)  # the replaced file's run's results
 
     def _create(self, f: h5py.File, attrs: dict[str, Any], ranks: list[dict[str, Any]]) -> None:
         f.attrs["format"] = FORMAT_NAME
@@ -119,39 +139,60 @@ class ResultFile:
             d.attrs["description"] = what
         f.create_group("results")
 
-    def _room(self, nbytes: int) -> None:
-        """Raise (disk full) unless the file system has ``nbytes`` and a margin free."""
+    def _room(self, nbytes: int, factor: int = 2) -> None:
+        """Raise (disk full) unless the file system has ``factor`` times ``nbytes`` and a
+        margin free."""
         where = self.path.resolve().parent
         try:
             free = shutil.disk_usage(where).free
         except OSError:
             return
-        if free < 2 * nbytes + FILE_OVERHEAD_BYTES // 4:
+        if free < factor * nbytes + FILE_OVERHEAD_BYTES // 4:
             raise BeffError(f"disk full: {free:,} bytes free in {where}, the next update "
-                            f"needs about {nbytes:,} (with a working copy of the file); the "
-                            f"results written so far stay readable in {self.path}")
+                            f"needs about {nbytes:,} (with room to merge the results into the "
+                            f"file at the end); the results written so far stay readable in "
+                            f"{self.path}")
+
+    def _check_owner(self, f: h5py.File) -> None:
+        owner = _decode(f.attrs.get("run_id", ""))
+        if owner != self.run_id:
+            raise BeffError(f"{self.path} now belongs to another run (id {owner}); this "
+                            "run stops writing there (use a file of its own with -o)")
 
     @contextlib.contextmanager
-    def _update(self, nbytes: int) -> Iterator[h5py.File]:
+    def _update(self, nbytes: int, factor: int = 2) -> Iterator[h5py.File]:
         """The file, open for one update that is all or nothing (:mod:`atomic`): a run
-        killed at any moment leaves the file as it was before the update or after it."""
+        killed at any moment leaves the file as it was before the update or after it. The
+        update works on a copy of the file, small until the results are merged."""
         try:
-            self._room(nbytes + self.path.stat().st_size)  # the working copy, then the update
+            self._room(nbytes + self.path.stat().st_size, factor)  # the copy, then the update
             with atomic.updated(self.path) as copy, h5py.File(copy, "a") as f:
-                owner = _decode(f.attrs.get("run_id", ""))
-                if owner != self.run_id:
-                    raise BeffError(f"{self.path} now belongs to another run (id {owner}); this "
-                                    "run stops writing there (use a file of its own with -o)")
+                self._check_owner(f)
                 yield f
                 f.attrs["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         except (OSError, RuntimeError) as exc:  # h5py raises both
             raise BeffError(f"cannot write results to {self.path}: {_reason(self.path, exc)}") \
                 from exc
 
+    def _add_part(self, key: str, nbytes: int, write: Callable[[h5py.File], None]) -> None:
+        """Write group ``key`` as a part of its own (:mod:`parts`): complete or absent, and
+        replacing an earlier part of the same key."""
+        try:
+            # the part now, and its copy when the results are merged into the file at the end
+            self._room(nbytes + self.path.stat().st_size + sum(self._parts.values()))
+            with h5py.File(self.path, "r", locking=False) as f:
+                self._check_owner(f)
+            with parts.written(self.path, self.run_id, key) as f:
+                write(f)
+            done = parts.directory(self.path, self.run_id) / parts.part_name(key)
+            self._parts[key] = done.stat().st_size
+        except (OSError, RuntimeError) as exc:  # h5py raises both
+            raise BeffError(f"cannot write results to {self.path}: {_reason(self.path, exc)}") \
+                from exc
+
     def set_attrs(self, **attrs: Any) -> None:
         with self._update(0) as f:  # a few bytes: allowed down to the last margin
-            for key, value in attrs.items():
-                f.attrs[key] = json.dumps(value, sort_keys=True) if key in JSON_ATTRS else value
+            self._set(f, attrs)
 
     def add(self, result: Result) -> None:
         """Write one result and flush it to disk: a Measurement (one benchmark at one process
@@ -162,25 +203,45 @@ class ResultFile:
             size = sum(a.nbytes for a in (m.times, m.samples, m.batch_iters,
                                           *m.more_times.values(), *m.more_samples.values(),
                                           *m.prepared.values()))
-            with self._update(size + FILE_OVERHEAD_BYTES) as f:
-                write_measurement(f.require_group("results"), m, self.count)
+            order = self.count
+            self._add_part(f"results/{m.key}", size + FILE_OVERHEAD_BYTES,
+                           lambda f: write_measurement(f.require_group("results"), m, order))
             self.count += 1
             return
         layout = layout_of(result.suite)
         size = sum(v.nbytes for v in vars(result).values() if isinstance(v, np.ndarray))
-        with self._update(size + FILE_OVERHEAD_BYTES) as f:
-            if layout.group in f:
-                del f[layout.group]
-            write_record(f.create_group(layout.group), result, layout)
+        self._add_part(layout.group, size + FILE_OVERHEAD_BYTES,
+                       lambda f: write_record(f.create_group(layout.group), result, layout))
 
     def finish(self, status: str) -> None:
-        self.set_attrs(status=status,
-                       finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        """Record the end of the run and merge every result into the file: one rename makes
+        it one self-contained file. Without room for the merge, the status is still
+        recorded, the results stay readable (:func:`load` reads the parts), and it raises."""
+        attrs = {"status": status,
+                 "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        where = parts.directory(self.path, self.run_id)
+        try:
+            # the merged copy: the file and its parts (each update's 2x margin kept it free)
+            with self._update(parts.total_size(where) + FILE_OVERHEAD_BYTES, factor=1) as f:
+                parts.merge_into(f, where)
+                self._set(f, attrs)
+        except BeffError:
+            if not parts.listing(where):
+                raise
+            self.set_attrs(**attrs)  # the status at least, in a copy of the small file
+            raise
+        parts.remove(where)
+        self._parts.clear()
+
+    @staticmethod
+    def _set(f: h5py.File, attrs: dict[str, Any]) -> None:
+        for key, value in attrs.items():
+            f.attrs[key] = json.dumps(value, sort_keys=True) if key in JSON_ATTRS else value
 
     def guard(self) -> None:
         """Rank 0, once the file exists: an exception here or a signal marks it aborted (the
         abort hook), and so does a watcher process when this process is killed (a rank
-        failing on another host, or a killed job)."""
+        failing on another host, or a killed job); either merges the results into it."""
         from beff.core import mpi as _mpi
 
         _mpi.on_abort(lambda: self.finish("aborted"))
@@ -339,9 +400,57 @@ def _decode(value: Any) -> Any:
     return value
 
 
+LOAD_TRIES = 20  # reads of a file that was replaced (merged, or its status set) meanwhile
+
+
 def load(path: str | Path) -> RunRecord:
-    """Read a result file of any supported schema version."""
-    # Without HDF5's file lock: a reader must never make a running writer fail.
+    """Read a result file of any supported schema version, with the results of a running
+    (or killed) run that are still in parts of their own (:mod:`parts`).
+
+    Without HDF5's file lock, and never writing: a reader must never make a running writer
+    fail. The file and its parts are read in that order; if the file was replaced meanwhile
+    (the parts merged into it, and removed), it is read again.
+    """
+    path = Path(path)
+    for attempt in range(LOAD_TRIES):
+        before = _identity(path)
+        try:
+            record, found, typed = _read_file(path)
+            run_id = record.attrs.get("run_id")
+            if run_id:
+                _read_parts(record, found, typed, parts.directory(path, str(run_id)))
+        except OSError as exc:
+            now = _identity(path)
+            if now is None and before is not None:  # removed while HDF5 opened it
+                raise FileNotFoundError(errno.ENOENT, "removed while being read",
+                                        str(path)) from exc
+            if now is None or before is None or now[:2] == before[:2] or \
+                    attempt + 1 == LOAD_TRIES:
+                raise
+            continue  # another file took the name meanwhile: read that
+        if _identity(path) == before:
+            break
+    record.results = [m for _, m in sorted(found.values(), key=lambda t: t[0])]
+    record.results += typed.values()
+    if record.attrs.get("status") == "running" and writer_gone(record.ranks):
+        record.attrs["status"] = "aborted"
+        record.attrs["status_note"] = watch.NOTE  # and its watcher was killed too
+    return record
+
+
+def _identity(path: Path) -> tuple[int, ...] | None:
+    """Which file ``path`` names (device and inode first), and its size and times."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _read_file(path: Path) -> tuple[RunRecord, dict[str, tuple[int, Measurement]],
+                                    dict[str, Any]]:
+    """The file's attributes, ranks, measurements (key -> order, result) and typed records
+    (group -> record)."""
     with h5py.File(path, "r", locking=False) as f:
         if f.attrs.get("format") != FORMAT_NAME:
             raise ValueError(f"{path} is not a beff result file")
@@ -359,29 +468,41 @@ def load(path: str | Path) -> RunRecord:
             cols = {c: [_decode(v) for v in f["ranks"][c][()]] for c in f["ranks"]}
             n = len(next(iter(cols.values()), []))
             ranks = [{c: cols[c][i] for c in cols} for i in range(n)]
-        found: list[tuple[int, Measurement]] = []
+        found: dict[str, tuple[int, Measurement]] = {}
 
         def visit(name: str, obj: Any) -> None:
             if isinstance(obj, h5py.Group) and "benchmark" in obj.attrs:
-                found.append((int(obj.attrs["order"]), read_measurement(obj)))
+                found[name] = (int(obj.attrs["order"]), read_measurement(obj))
 
         if "results" in f:
             f["results"].visititems(visit)
-        record = RunRecord(attrs=attrs, ranks=ranks,
-                           results=[m for _, m in sorted(found, key=lambda t: t[0])])
+        record = RunRecord(attrs=attrs, ranks=ranks)
+        typed: dict[str, Any] = {}
         for name in f:
             if name in ("ranks", "results"):
                 continue
             if version == 1 and "summary" in f[name].attrs:
                 # Schema 1 stored b_eff's derived figures as JSON; they are read as they were.
-                record.results.append(StoredSummary(
-                    name, name, json.loads(_decode(f[name].attrs["summary"]))))
+                typed[name] = StoredSummary(name, name,
+                                            json.loads(_decode(f[name].attrs["summary"])))
             elif suites.find(name) is not None and suites.get(name).layout:
-                record.results.append(read_record(f[name], layout_of(name)))
-    if record.attrs.get("status") == "running" and writer_gone(record.ranks):
-        record.attrs["status"] = "aborted"
-        record.attrs["status_note"] = watch.NOTE  # and its watcher was killed too
-    return record
+                typed[name] = read_record(f[name], layout_of(name))
+    return record, found, typed
+
+
+def _read_parts(record: RunRecord, found: dict[str, tuple[int, Measurement]],
+                typed: dict[str, Any], where: Path) -> None:
+    """Add the results still in parts: each replaces the file's copy of its group, which,
+    if there is one, the last merge made from that very part."""
+    for key, f in parts.each(where):
+        if key.startswith("results/"):
+            g = f[key]
+            found[key[len("results/"):]] = (int(g.attrs["order"]), read_measurement(g))
+        elif suites.find(key) is not None and suites.get(key).layout:
+            typed[key] = read_record(f[key], layout_of(key))
+        updated = _decode(f.attrs.get("updated", ""))
+        if isinstance(updated, str) and updated > str(record.attrs.get("updated", "")):
+            record.attrs["updated"] = updated
 
 
 def writer_gone(ranks: list[dict[str, Any]]) -> bool:

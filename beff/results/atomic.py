@@ -1,17 +1,23 @@
-"""Crash-safe updates of a result file: change a copy, then rename it over the file.
+"""Crash-safe changes of a result file: build the new version aside, then rename it into place.
 
 HDF5 changes a file in place, its metadata included. A process killed while HDF5 writes or
 closes (SIGKILL from MPI_Abort, from a launcher after SIGTERM, or from a job's time limit)
-can leave a file that no longer opens, and every earlier result is lost with it. So each
-update works on a copy next to the file and renames the copy over it when the update is
-complete: a rename within one directory is atomic (POSIX), so the name always refers to a
-complete file, the old one or the new one. A reader that opened the old file keeps reading
-it undisturbed. A copy left behind by a killed writer is removed by its watcher.
+can leave a file that no longer opens, and every earlier result is lost with it. So a file is
+created under a temporary name next to its final one and linked or renamed there when it is
+complete (:func:`created`), and each update of the file works on a copy that is renamed over
+it (:func:`updated`): a rename or link within one directory is atomic (POSIX), so the name
+always refers to a complete file, the old one or the new one, from its first moment on. A
+reader that opened the old file keeps reading it undisturbed. A copy left behind by a killed
+writer is removed by its watcher.
+
+A copy costs the whole file, so while a run measures the file holds only its header and the
+results go to small files of their own (:mod:`beff.results.parts`), merged by one last copy.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import os
 import shutil
@@ -40,6 +46,39 @@ def updated(path: Path) -> Iterator[Path]:
     finally:
         with contextlib.suppress(FileNotFoundError):
             copy.unlink()
+
+
+@contextlib.contextmanager
+def created(path: Path, exclusive: bool = False) -> Iterator[Path]:
+    """A temporary name next to ``path`` to build a new file under; when the block ends
+    normally the file appears at ``path`` in one step, and when it raises it is removed.
+
+    ``exclusive``: the file is hard-linked to ``path``, which fails with FileExistsError if
+    ``path`` exists (as ``open(O_EXCL)`` would, but never showing a file still being built);
+    otherwise it is renamed over whatever ``path`` was. (A symbolic link is followed.)
+    """
+    target = path.resolve()
+    tmp = target.with_name(f"{copy_prefix(target, os.getpid())}{next(_serial)}.tmp")
+    try:
+        yield tmp
+        if not exclusive:
+            os.replace(tmp, target)
+        else:
+            try:
+                os.link(tmp, target)
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK,
+                                     errno.EXDEV):
+                    raise
+                # A file system without hard links: a rename, unless the name is taken (a
+                # second run started in the same instant could still be replaced).
+                if os.path.lexists(target):
+                    raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST),
+                                          str(target)) from None
+                os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
 
 
 def remove_copies(path: Path, pid: int) -> int:

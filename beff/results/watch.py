@@ -4,9 +4,11 @@ Rank 0 writes the result file. When a rank on another host fails, or the job is 
 MPI_Abort or the launcher ends rank 0 with SIGKILL, so rank 0 itself cannot record that its
 run ended. A small process, started by rank 0 in a session of its own, waits for the end of
 a pipe that only rank 0 holds; when rank 0 is gone, by any means, it reads the file's
-status, and a file still ``running`` that belongs to this run becomes ``aborted`` (and a
-working copy that rank 0 left, killed in an update, is removed: :mod:`beff.results.atomic`). The
-watcher holds no output of the job and nothing of MPI, and uses no CPU while it waits.
+status, and a file still ``running`` that belongs to this run becomes ``aborted``. It also
+merges the results still in parts of their own into the file, as rank 0 would have at the
+end (:mod:`beff.results.parts`), so a killed run too ends as one file, and removes a working
+copy that rank 0 left, killed in an update (:mod:`beff.results.atomic`). The watcher holds
+no output of the job and nothing of MPI, and uses no CPU while it waits.
 
 Run as ``python -m beff.results.watch PATH RUN_ID`` (by :func:`start` only).
 """
@@ -50,21 +52,59 @@ def start(path: Path, run_id: str) -> subprocess.Popen[bytes] | None:
 
 
 def mark_if_running(path: Path, run_id: str) -> bool:
-    """Mark the file aborted if it is still ``running`` under ``run_id``; True if it did."""
+    """Mark the file aborted if it is still ``running`` under ``run_id``; True if it did.
+
+    Either way, results of the run still in parts are merged into the file and the parts
+    removed (without room for the merge, the file is only marked: the parts stay, and
+    :func:`beff.results.archive.load` reads them). Parts of a run whose file now belongs to
+    another run are removed: nothing reads them."""
+    import shutil
+
     import h5py
 
+    from beff.results import parts
+
+    where = parts.directory(path, run_id)
     try:
         with h5py.File(path, "r", locking=False) as f:  # never disturb another reader
-            if _text(f.attrs.get("run_id")) != run_id or \
-                    _text(f.attrs.get("status")) != "running":
-                return False
-        with atomic.updated(path) as copy, h5py.File(copy, "a") as f:
+            owner, status = _text(f.attrs.get("run_id")), _text(f.attrs.get("status"))
+        if owner != run_id:
+            parts.remove(where)
+            return False
+        running = status == "running"
+        merge = bool(parts.listing(where))
+        need = path.stat().st_size + parts.total_size(where) + (1 << 20)
+        if merge and shutil.disk_usage(path.resolve().parent).free < need:
+            merge = False  # no room to merge: mark only
+        if merge or running:
+            try:
+                _rewrite(path, where if merge else None, running)
+            except (OSError, RuntimeError):
+                if not (merge and running):
+                    raise
+                merge = False  # the merge failed (the disk filled up meanwhile): mark only
+                _rewrite(path, None, running)
+        if merge or not parts.listing(where):
+            parts.remove(where)  # merged, or only a part that a killed writer left unfinished
+        return running
+    except (OSError, RuntimeError):
+        return False  # gone, or damaged beyond an attribute: leave it as it is
+
+
+def _rewrite(path: Path, merge: Path | None, mark: bool) -> None:
+    """One update of the file (a copy renamed over it): the parts in ``merge`` merged into it,
+    and ``mark``: marked aborted."""
+    import h5py
+
+    from beff.results import parts
+
+    with atomic.updated(path) as copy, h5py.File(copy, "a") as f:
+        if merge is not None:
+            parts.merge_into(f, merge)
+        if mark:
             f.attrs["status"] = "aborted"
             f.attrs["status_note"] = NOTE
             f.attrs["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        return True
-    except (OSError, RuntimeError):
-        return False  # gone, or damaged beyond an attribute: leave it as it is
 
 
 def _text(value: object) -> str:

@@ -141,6 +141,35 @@ def test_round_trip_keeps_raw_samples_and_every_metric(tmp_path: Path) -> None:
             np.testing.assert_array_equal(before.prepared[name], after.prepared[name])
     assert record.ranks == [{**r} for r in RANKS]
     assert record.attrs["status"] == "complete"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rt.h5"]  # one file, nothing beside
+
+
+def test_a_running_file_is_read_with_its_parts_and_finishes_as_one_file(tmp_path: Path) -> None:
+    """While the run measures, the results are in parts beside the file (the file holds the
+    header) and load reads both, in run order; finish merges them into the file alone."""
+    from beff.results import parts
+    from beff.results.archive import ResultFile
+    from tests.data.current_writer import ATTRS
+
+    out = ResultFile(tmp_path / "run.h5")
+    out.create(ATTRS, RANKS, exclusive=True)
+    for m in reversed(measurements()):  # run order differs from the order of the names
+        out.add(m)
+    out.add(beff_record())
+    with h5py.File(out.path, "r") as f:
+        assert list(f["results"]) == [] and "beff" not in f
+    assert len(parts.listing(parts.directory(out.path, out.run_id))) == 4
+    running = load(out.path)
+    assert [m.benchmark for m in running.measurements] == ["Overlap", "Sendrecv", "PingPong"]
+    assert running.result("beff") is not None and running.attrs["status"] == "running"
+    out.finish("complete")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.h5"]
+    with h5py.File(out.path, "r") as f:
+        assert f["results/golden/Overlap/aggregate/np2"].attrs["order"] == 0 and "beff" in f
+    done = load(out.path)
+    assert [m.benchmark for m in done.measurements] == ["Overlap", "Sendrecv", "PingPong"]
+    np.testing.assert_array_equal(done.result("beff").bw_min if done.result("beff") else None,
+                                  beff_record().bw_min)
 
 
 def test_beff_round_trip(tmp_path: Path) -> None:
