@@ -159,28 +159,42 @@ FLAGS: dict[str, Parser] = {
     "-window_size": _single("window_size", _int("-window_size", 1)),
     "-data_type": _single("data_type", _choice("-data_type", C.DATA_TYPES)),
     "-red_data_type": _single("red_data_type", _choice("-red_data_type", C.RED_DATA_TYPES)),
-    "-o": _single("output", str),
-    "--output": _single("output", str),
-    "--format": _single("format", _choice("--format", C.FORMATS)),
-    "--config": _single("config_file", str),
-    "--batches": _single("batches", _int("--batches", 1)),
-    "--backend": _single("backend", _choice("--backend", ("auto", "jit", "python"))),
-    "--timeout": _single("timeout", _float("--timeout", positive=True)),
-    "--stall-timeout": _single("stall_timeout", _float("--stall-timeout", positive=True)),
     "--io-dir": _single("io_dir", str),
     "--hints": _single("hints_file", str),
 }
 # Flags that may be given more than once; their values accumulate in a list.
 REPEATED: dict[str, str] = {"--hint": "hints"}
 SWITCHES: dict[str, dict[str, Any]] = {
-    "--check": {"check": True},
-    "--hugepages": {"hugepages": True},
-    "--force": {"force": True},
-    "--progress": {"progress": True},
-    "--no-progress": {"progress": False},
     "--keep-files": {"keep_files": True},
     "--drop-cache": {"drop_cache": True},
 }
+
+
+def _shared() -> None:
+    """beff's own options that every command takes, from their one declaration (the flags
+    and rules of RunConfig): the same spelling and checks as `beff run` and `beff io`."""
+    for key, rule in C.RULES.items():
+        if rule.family != "common" or not rule.flags or key == "thread_level":
+            continue  # IMB has its own -thread_level
+        if rule.kind is bool:
+            SWITCHES[rule.flags[0]] = {key: True}
+            if len(rule.flags) == 2 and rule.flags[1] == "--no-" + rule.flags[0][2:]:
+                SWITCHES[rule.flags[1]] = {key: False}
+            continue
+        conv: Callable[[str], Any]
+        if rule.choices:
+            conv = _choice(rule.flags[-1], rule.choices)
+        elif rule.kind is int:
+            conv = _int(rule.flags[-1], int(rule.lo) if rule.lo is not None else None)
+        elif rule.kind is float:
+            conv = _float(rule.flags[-1], positive=True)
+        else:
+            conv = str
+        for flag in rule.flags:
+            FLAGS[flag] = _single(key, conv)
+
+
+_shared()
 # Flags that may take a list of names up to the next flag (IMB's -include a b c).
 LIST_FLAGS = ("-include", "-exclude")
 

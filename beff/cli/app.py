@@ -7,7 +7,6 @@ parsing; everything else is a regular typer command.
 from __future__ import annotations
 
 import sys
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,6 +14,7 @@ import typer
 from rich.table import Table
 
 from beff import __version__
+from beff.cli import options as O
 from beff.core import terminal
 from beff.core.errors import UsageError
 
@@ -33,12 +33,6 @@ app = typer.Typer(
 )
 
 
-class Backend(str, Enum):
-    auto = "auto"
-    jit = "jit"
-    python = "python"
-
-
 def _metavar(suite: str) -> str:
     from beff.core import suite as suites
 
@@ -50,7 +44,7 @@ def _formats(suite: str) -> str:
     from beff.core import suite as suites
 
     formats = suites.get(suite).formats
-    return f"Output: {' | '.join(formats)} (default {formats[0]})."
+    return f"output: {' | '.join(formats)} (default {formats[0]})"
 
 
 def _version(value: bool) -> None:
@@ -223,34 +217,16 @@ def run(
                                   "the b_eff figure (they never do otherwise).",
                                   show_default=False)
     ] = None,
-    hugepages: Annotated[
-        bool | None, typer.Option("--hugepages", help="2 MiB-aligned buffers advised for "
-                                  "transparent hugepages (default: laid out like the "
-                                  "original's malloc buffers).", show_default=False)
-    ] = None,
-    output: Annotated[str | None, typer.Option("-o", "--output", help="Result file "
-                                               "(default beff-<UTC time>-<random>.h5).")] = None,
-    fmt: Annotated[str | None, typer.Option(
-        "--format", help=_formats("beff"), metavar=_metavar("beff"),
-        show_default=False)] = None,
-    config_file: Annotated[str | None, typer.Option("--config", help="TOML config file.")] = None,
-    progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
-                                                  help="Progress bar on stderr.")] = None,
-    thread_level: Annotated[
-        str | None, typer.Option("--thread-level", help="MPI thread level (default single).")
-    ] = None,
-    backend: Annotated[
-        Backend | None, typer.Option("--backend", help="Timed loops: jit (compiled with numba)"
-                                     ", python, or auto (the default: jit when it works).",
-                                     show_default=False)
-    ] = None,
-    force: Annotated[bool | None, typer.Option(
-        "--force", help="Replace the -o file if it exists.", show_default=False)] = None,
-    timeout: Annotated[float | None, typer.Option(
-        "--timeout", help="Abort the whole job after this many seconds.")] = None,
-    stall_timeout: Annotated[float | None, typer.Option(
-        "--stall-timeout", help="Abort when one message length takes longer than this many "
-        "seconds (default: max(120, 20 x the loop time of a length)).")] = None,
+    hugepages: Annotated[bool | None, O.option("hugepages")] = None,
+    output: Annotated[str | None, O.option("output")] = None,
+    fmt: Annotated[str | None, O.option("format", _formats("beff"), _metavar("beff"))] = None,
+    config_file: Annotated[str | None, O.option("config_file")] = None,
+    progress: Annotated[bool | None, O.option("progress")] = None,
+    thread_level: Annotated[str | None, O.option("thread_level")] = None,
+    backend: Annotated[str | None, O.option("backend")] = None,
+    force: Annotated[bool | None, O.option("force")] = None,
+    timeout: Annotated[float | None, O.option("timeout")] = None,
+    stall_timeout: Annotated[float | None, O.option("stall_timeout")] = None,
 ) -> None:
     """Under MPI: b_eff, Rabenseifner's effective bandwidth (`mpiexec -n P beff run`).
 
@@ -262,7 +238,7 @@ def run(
     given = {
         "quick": quick, "extra_methods_in_beff": extra_methods_in_beff,
         "format": fmt, "hugepages": hugepages,
-        "backend": backend.value if backend else None, "thread_level": thread_level,
+        "backend": backend, "thread_level": thread_level,
         "seed": seed, "output": output, "config_file": config_file, "progress": progress,
         "time_per_loop": time_per_loop, "timeout": timeout, "stall_timeout": stall_timeout,
         "force": force,
@@ -275,7 +251,7 @@ def run(
         overrides["memory_per_proc"] = config.parse_size(memory_per_proc, "--memory-per-proc")
     for key, value in overrides.items():  # the rules TOML values meet, before MPI starts
         if key in config.RULES:
-            config.check_value(key, value, "--" + key.replace("_", "-"))
+            config.check_value(key, value, config.flag_of(key))
     runner.run("beff", overrides)
 
 
@@ -317,27 +293,17 @@ def io_cmd(
         show_default=False)] = None,
     hints_file: Annotated[str | None, typer.Option(
         "--hints", help="File of hints (key=value or 'key value' per line).")] = None,
-    check: Annotated[bool | None, typer.Option(
-        "--check", help="Verify every double read back (always: the stamps of each chunk).",
-        show_default=False)] = None,
-    output: Annotated[str | None, typer.Option("-o", "--output", help="Result file "
-                                               "(default beff-<UTC time>-<random>.h5).")] = None,
-    fmt: Annotated[str | None, typer.Option(
-        "--format", help=_formats("beffio"), metavar=_metavar("beffio"),
-        show_default=False)] = None,
-    config_file: Annotated[str | None, typer.Option("--config", help="TOML config file.")] = None,
-    progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
-                                                  help="Progress bar on stderr.")] = None,
-    backend: Annotated[Backend | None, typer.Option(
-        "--backend", help="Timed loops: jit (numba), python, or auto (the default).",
-        show_default=False)] = None,
-    force: Annotated[bool | None, typer.Option(
-        "--force", help="Replace the -o file if it exists.", show_default=False)] = None,
-    timeout: Annotated[float | None, typer.Option(
-        "--timeout", help="Abort the whole job after this many seconds.")] = None,
-    stall_timeout: Annotated[float | None, typer.Option(
-        "--stall-timeout", help="Abort when one access method at one partition size takes "
-        "longer than this many seconds (default: max(300, 10 x T / partitions)).")] = None,
+    check: Annotated[bool | None, O.option(
+        "check", "verify every double read back (always: the stamps of each chunk)")] = None,
+    output: Annotated[str | None, O.option("output")] = None,
+    fmt: Annotated[str | None, O.option("format", _formats("beffio"),
+                                        _metavar("beffio"))] = None,
+    config_file: Annotated[str | None, O.option("config_file")] = None,
+    progress: Annotated[bool | None, O.option("progress")] = None,
+    backend: Annotated[str | None, O.option("backend")] = None,
+    force: Annotated[bool | None, O.option("force")] = None,
+    timeout: Annotated[float | None, O.option("timeout")] = None,
+    stall_timeout: Annotated[float | None, O.option("stall_timeout")] = None,
 ) -> None:
     """Under MPI: b_eff_io, the effective I/O bandwidth (`mpiexec -n P beff io --quick`).
 
@@ -352,7 +318,7 @@ def io_cmd(
         "keep_files": keep_files, "hints": hint or None, "hints_file": hints_file,
         "check": check, "output": output, "format": fmt,
         "config_file": config_file, "progress": progress,
-        "backend": backend.value if backend else None, "force": force, "timeout": timeout,
+        "backend": backend, "force": force, "timeout": timeout,
         "stall_timeout": stall_timeout,
     }
     overrides: dict[str, object] = {k: v for k, v in given.items() if v is not None}
@@ -366,7 +332,7 @@ def io_cmd(
              "hints": "--hint", "hints_file": "--hints"}
     for key, value in overrides.items():  # the rules TOML values meet, before MPI starts
         if key in config.RULES:
-            config.check_value(key, value, flags.get(key, "--" + key.replace("_", "-")))
+            config.check_value(key, value, flags.get(key, config.flag_of(key)))
     runner.run("beffio", overrides)
 
 
@@ -385,7 +351,7 @@ def info(
     runtime.run_job(thread_level, lambda MPI: None, run_info)
 
 
-IMB_HELP = """usage: mpiexec -n P beff imb SUITE [IMB flags] [benchmark names]
+IMB_HELP_TEMPLATE = """usage: mpiexec -n P beff imb SUITE [IMB flags] [benchmark names]
 
 SUITE: mpi1, nbc, mpi4, ext, rma or io. IMB's own flags, as in IMB 2021.11:
   -msglog [min:]max   -msglen FILE   -msgsize a,b,c   -npmin N   -multi 0|1   -map PxQ
@@ -395,16 +361,8 @@ SUITE: mpi1, nbc, mpi4, ext, rma or io. IMB's own flags, as in IMB 2021.11:
   -zero_size on|off   -warm_up on|off   -msg_pause on|off   -window_size N
   -data_type byte|char|int|float|double   -red_data_type char|int|float|double
   -aggregate_mode aggregate|non_aggregate|multi (ext, rma, io: the modes to run; default both)
-beff's own:
-  -o PATH (result file, default beff-<UTC time>-<random>.h5)   --force (replace an existing -o)
-  --format table|imb|json|csv
-  --check (verify received data)   --config FILE.toml   --progress / --no-progress
-  --batches N (timed batches per size, default 10)
-  --backend auto|jit|python (timed loops compiled with numba, or in Python; default auto)
-  --hugepages (2 MiB-aligned, hugepage-advised buffers; default: malloc-like, as IMB)
-  --timeout SECS (abort the whole job after SECS)
-  --stall-timeout SECS (abort when one message size takes longer; default max(120, 20 x -time))
-io only (IMB-IO):
+beff's own (as in `beff run` and `beff io`):
+{shared}io only (IMB-IO):
   --io-dir PATH (where the files go; default the current directory; each run's own names)
   --keep-files (leave the files; default: deleted before and after each benchmark)
   --drop-cache (posix_fadvise DONTNEED on a read benchmark's file after writing it)
@@ -414,14 +372,30 @@ io only (IMB-IO):
 """
 
 
+def imb_help() -> str:
+    """`beff imb --help`: IMB's flags, then beff's own from their declarations."""
+    import textwrap
+
+    from beff.core.config import RULES
+
+    names = {int: " N", float: " SECS", str: " PATH"}
+    lines = []
+    for key, rule in RULES.items():
+        if rule.family != "common" or not rule.flags or key == "thread_level":
+            continue
+        value = "" if rule.kind is bool else (
+            " table|imb|json|csv" if key == "format" else
+            " " + "|".join(rule.choices) if rule.choices else names.get(rule.kind, ""))
+        lines.append(textwrap.fill(f"{' / '.join(rule.flags)}{value}: {rule.help}", width=92,
+                                   initial_indent="  ", subsequent_indent="      "))
+    return IMB_HELP_TEMPLATE.format(shared="\n".join(lines) + "\n")
+
+
+
 def imb_main(argv: list[str]) -> None:
     """``beff imb SUITE [IMB flags] [names]``: parse IMB's flags, then run the suite."""
-    if not argv or argv[0] in ("-h", "--help", "-help"):
-        sys.stdout.write(IMB_HELP)
-        return
-    suite, rest = argv[0].lower(), argv[1:]
-    if any(a in ("-h", "--help", "-help") for a in rest):
-        sys.stdout.write(IMB_HELP)
+    if argv and argv[0] in ("-h", "--help", "-help"):
+        sys.stdout.write(imb_help())
         return
     from beff import runner
     from beff.bench import args as imb_args
@@ -429,6 +403,16 @@ def imb_main(argv: list[str]) -> None:
     from beff.core import suite as suites
 
     known = [s for s in suites.suites() if s.command.startswith("beff imb ")]
+    if not argv:
+        raise UsageError(f"beff imb needs a suite: {', '.join(s.name for s in known)} (see "
+                         "`beff imb --help`)")
+    suite, rest = argv[0].lower(), argv[1:]
+    if any(a in ("-h", "--help", "-help") for a in rest):
+        sys.stdout.write(imb_help())
+        return
+    if "-list" in rest:  # IMB's habit: the suite's benchmarks
+        list_cmd(suite)
+        return
     chosen = next((s for s in known if s.name == suite), None)
     if chosen is None:
         raise UsageError(f"unknown IMB suite {argv[0]!r} (known: "

@@ -54,6 +54,10 @@ class Rule:
     item: type = str  # element type of lists and tuples
     mib: bool = False  # a byte count: messages show MiB
     also: tuple[str, ...] = ()  # further TOML tables the key may stand in
+    # beff's own flags for it, the same in every command that takes it (typer's commands and
+    # `beff imb` are generated from them), and its help.
+    flags: tuple[str, ...] = ()
+    help: str = ""
 
     def allowed_in(self, table: str) -> bool:
         return table in (self.family, "common", *self.also) or self.family == "common"
@@ -118,7 +122,9 @@ class RunConfig:
     msg_pause: bool = _opt(False, Rule("imb", bool))
     # IMB-EXT/RMA/IO: run both modes ("multi") or one.
     aggregate_mode: str = _opt("multi", Rule("imb", str, choices=AGGREGATE_MODES))
-    thread_level: str = _opt("single", Rule("common", str, choices=THREAD_LEVELS))
+    thread_level: str = _opt("single", Rule("common", str, choices=THREAD_LEVELS,
+                                            flags=("--thread-level",),
+                                            help="MPI thread level (default single)"))
     # I/O benchmarks: where the files go (default: the current directory), whether they stay,
     # dropping the page cache before reads, and MPI-IO hints ("key=value") for MPI_File_open.
     io_dir: str | None = _opt(None, Rule("io", str, optional=True))
@@ -144,22 +150,40 @@ class RunConfig:
     methods: list[str] = _opt(["sendrecv", "alltoallv", "nonblocking"],
                               Rule("b_eff", list, choices=BEFF_METHODS))
     extra_methods_in_beff: bool = _opt(False, Rule("b_eff", bool))
-    hugepages: bool = _opt(False, Rule("common", bool))
+    hugepages: bool = _opt(False, Rule(
+        "common", bool, flags=("--hugepages",),
+        help="2 MiB-aligned buffers advised for transparent hugepages (default: laid out "
+             "like the original's malloc buffers)"))
     # beff's own options.
-    output: str | None = _opt(None, Rule("common", str, optional=True))
-    format: str = _opt("table", Rule("common", str, choices=FORMATS))
-    check: bool = _opt(False, Rule("common", bool))
-    progress: bool | None = _opt(None, Rule("common", bool, optional=True))
-    batches: int = _opt(10, Rule("common", int, 1, 1000))
+    output: str | None = _opt(None, Rule(
+        "common", str, optional=True, flags=("-o", "--output"),
+        help="result file (default beff-<UTC time>-<random>.h5)"))
+    format: str = _opt("table", Rule("common", str, choices=FORMATS, flags=("--format",),
+                                     help="output format (each suite renders its own)"))
+    check: bool = _opt(False, Rule("common", bool, flags=("--check",),
+                                   help="verify the data received or read back"))
+    progress: bool | None = _opt(None, Rule(
+        "common", bool, optional=True, flags=("--progress", "--no-progress"),
+        help="progress on stderr (default: a live bar on a terminal)"))
+    batches: int = _opt(10, Rule("common", int, 1, 1000, flags=("--batches",),
+                                 help="timed batches per message size (default 10)"))
     # Timed loops: jit (numba), python, or auto (jit if it works).
-    backend: str = _opt("auto", Rule("common", str, choices=BACKENDS))
-    config_file: str | None = _opt(None, Rule("common", str, optional=True))
-    force: bool = _opt(False, Rule("common", bool))  # replace an existing -o file
+    backend: str = _opt("auto", Rule(
+        "common", str, choices=BACKENDS, flags=("--backend",),
+        help="timed loops: jit (compiled with numba), python, or auto (jit when it works)"))
+    config_file: str | None = _opt(None, Rule("common", str, optional=True,
+                                              flags=("--config",), help="TOML config file"))
+    force: bool = _opt(False, Rule("common", bool, flags=("--force",),
+                                   help="replace the -o file if it exists"))
     # Watchdogs: the whole job, and each message size (b_eff: each length) of a benchmark.
-    timeout: float | None = _opt(None, Rule("common", float, 1.0, 30 * MAX_TIME_S,
-                                            optional=True))
-    stall_timeout: float | None = _opt(None, Rule("common", float, 1.0, MAX_TIME_S,
-                                                  optional=True))
+    timeout: float | None = _opt(None, Rule(
+        "common", float, 1.0, 30 * MAX_TIME_S, optional=True, flags=("--timeout",),
+        help="abort the whole job after this many seconds"))
+    stall_timeout: float | None = _opt(None, Rule(
+        "common", float, 1.0, MAX_TIME_S, optional=True, flags=("--stall-timeout",),
+        help="abort when one step (a message size, a b_eff length, an I/O access method at "
+             "one partition size) takes longer than this many seconds (default: a generous "
+             "multiple of what a step should take)"))
     # The suite's own options (core.suite.Option), by key: from its flags and its TOML table.
     options: dict[str, Any] = field(default_factory=dict)
     argv: list[str] = field(default_factory=list)
@@ -184,6 +208,12 @@ class RunConfig:
 FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(RunConfig))
 RULES: dict[str, Rule] = {f.name: f.metadata["rule"] for f in dataclasses.fields(RunConfig)
                           if "rule" in f.metadata}
+
+
+def flag_of(key: str) -> str:
+    """How the command line spells option ``key`` (its first declared flag)."""
+    flags = RULES[key].flags
+    return flags[-1] if flags else "--" + key.replace("_", "-")
 
 
 def _where(key: str, source: str) -> str:

@@ -186,3 +186,30 @@ def test_compare_refuses_a_b_eff_file_against_an_imb_file() -> None:
     r = beff("compare", str(BEFF_GOLDEN), str(GOLDEN))
     assert r.returncode == 2 and "(b_eff) with golden-schema-v1.h5 (IMB mpi1)" in r.stderr
     assert "check mode differs" not in r.stdout + r.stderr
+
+
+def test_shared_options_are_declared_once() -> None:
+    """--timeout, --backend ... read the same in `beff run --help` and `beff io --help`, and
+    `beff imb` parses and refuses them alike (one declaration: RunConfig's rules)."""
+    run_help = beff("run", "--help", env={"COLUMNS": "200"}).stdout
+    io_help = beff("io", "--help", env={"COLUMNS": "200"}).stdout
+    imb_help = beff("imb", "--help").stdout
+    for text in (run_help, io_help):
+        words = " ".join(text.split())
+        assert "--timeout <float> Abort the whole job after this many seconds." in words
+        assert ("--backend <auto|jit|python> Timed loops: jit (compiled with numba), python, "
+                "or auto (jit when it works).") in words
+    assert "--timeout SECS: abort the whole job after this many seconds" in imb_help
+    for cmd in (["run"], ["io"], ["imb", "mpi1"]):
+        r = beff(*cmd, "--backend", "fast")
+        assert r.returncode == 2 and "--backend expects one of auto|jit|python" in r.stderr, cmd
+
+
+def test_imb_without_a_suite_and_list_after_one() -> None:
+    r = beff("imb")
+    assert r.returncode == 2
+    assert r.stderr.strip() == ("beff: error: beff imb needs a suite: mpi1, nbc, mpi4, ext, "
+                                "rma, io (see `beff imb --help`)")
+    listed = beff("imb", "nbc", "-list")
+    assert listed.returncode == 0 and "Ibcast" in listed.stdout and "PingPong" not in \
+        listed.stdout

@@ -81,6 +81,9 @@ CASES: list[tuple[str, list[str]]] = [
     ("run format", [*RUN, "--format", "imb"]),
     ("run timeout", [*RUN, "--timeout", "0"]),
     ("run config memory", ["run", "--config", "{tmp}/tiny.toml", "--quick"]),
+    ("run config format", ["run", "--config", "{tmp}/sumless.toml", "--quick"]),
+    ("imb config format", [*IMB, "--config", "{tmp}/sum.toml"]),
+    ("imb without suite", ["imb"]),
 ]
 AT_1_AND_4 = {"msglog reversed", "config bad value", "run config memory", "output exists",
               "unknown benchmark", "run seed text"}
@@ -92,6 +95,8 @@ FILES = {
     "broken.toml": b"time = [\n",
     "fast.toml": b'time = "fast"\n',
     "tiny.toml": b"memory_per_proc = 1\n",
+    "sumless.toml": b'format = "imb"\n',  # b_eff renders sum, not IMB's text
+    "sum.toml": b'format = "sum"\n',  # IMB renders imb, not a .sum
 }
 
 
