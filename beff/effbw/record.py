@@ -7,6 +7,8 @@ with beff.patterns' reduction, whenever a report needs them. Nothing derived is 
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -112,8 +114,101 @@ LAYOUT = Layout(
     bools=("short", "hugepages"), int_lists=("dims2", "dims3"),
 )
 
-def summarize(rec: BeffRecord) -> dict[str, Any]:
-    """The derived numbers under documented, stable keys (share/schema/README.md)."""
+@dataclass(frozen=True)
+class LengthFigures:
+    """b_eff at one message length (accumulated, MB/s)."""
+
+    bytes: int
+    b_eff_MBps: float
+    ring_MBps: float
+    random_MBps: float
+
+
+@dataclass(frozen=True)
+class PatternFigures:
+    """One pattern: its bandwidth B_p (mean over lengths, accumulated MB/s) and the share of
+    its messages that cross nodes."""
+
+    index: int
+    label: str
+    kind: str
+    b_MBps: float
+    cross_node_share: float
+
+
+@dataclass(frozen=True)
+class BeffSummary:
+    """b_eff's figures derived from a record, under documented, stable keys
+    (share/schema/README.md); :meth:`to_json` is the JSON view's entry."""
+
+    mode: str
+    nprocs: int
+    memory_per_proc_bytes: int
+    memory_per_proc_source: str
+    lmax_bytes: int
+    lengths: tuple[int, ...]
+    seed: int
+    repetitions: int
+    time_per_loop_s: float
+    buffers: str
+    methods: tuple[str, ...]
+    methods_in_b_eff: tuple[str, ...]
+    b_eff_MBps: float
+    b_eff_per_process_MBps: float
+    b_eff_lmax_MBps: float
+    b_eff_lmax_per_process_MBps: float
+    ring_lmax_MBps: float
+    ring_lmax_per_process_MBps: float
+    b_ring_MBps: float
+    b_random_MBps: float
+    latency_us: float
+    latency_ring_us: float
+    latency_ring_text_us: float
+    pingpong_latency_us: float
+    pingpong_bandwidth_MBps: float
+    per_length: tuple[LengthFigures, ...]
+    patterns: tuple[PatternFigures, ...]
+    shortened_repetitions: tuple[int, ...]
+    runtime_s: float
+    warnings: tuple[str, ...]
+    final_line: str
+    b_eff_all_methods_MBps: float | None = None  # only when opt-in methods ran
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON entry: every field (lists for tuples); the opt-in figure only when set."""
+        out: dict[str, Any] = json.loads(json.dumps(dataclasses.asdict(self)))
+        if self.b_eff_all_methods_MBps is None:
+            del out["b_eff_all_methods_MBps"]
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BeffSummary:
+        """A summary a file stored (schema 1); figures it lacks are NaN or empty."""
+        nan = float("nan")
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        kwargs: dict[str, Any] = {}
+        for name, f in fields.items():
+            value = data.get(name)
+            if name == "per_length":
+                value = tuple(LengthFigures(**{k: r.get(k, nan) for k in
+                                               ("bytes", "b_eff_MBps", "ring_MBps",
+                                                "random_MBps")}) for r in value or ())
+            elif name == "patterns":
+                value = tuple(PatternFigures(**{k: p.get(k, d) for k, d in
+                                                (("index", 0), ("label", ""), ("kind", ""),
+                                                 ("b_MBps", nan),
+                                                 ("cross_node_share", nan))})
+                              for p in value or ())
+            elif str(f.type).startswith("tuple"):
+                value = tuple(value or ())
+            elif value is None and name != "b_eff_all_methods_MBps":
+                value = "" if f.type == "str" else nan
+            kwargs[name] = value
+        return cls(**kwargs)
+
+
+def summarize(rec: BeffRecord) -> BeffSummary:
+    """b_eff and every other figure, derived from the record with beff.patterns' reduction."""
     b = rec.pattern_b()
     official = [i for i, ok in enumerate(rec.official) if ok]
     res = reduce_beff(b[..., official], nprocs=rec.nprocs, kinds=rec.kinds,
@@ -124,47 +219,34 @@ def summarize(rec: BeffRecord) -> dict[str, Any]:
         share = np.where(rec.cross_node[:, 0] > 0, rec.cross_node[:, 1] / rec.cross_node[:, 0],
                          0.0)
     tag = "SHORT" if rec.short else ""
-    summary: dict[str, Any] = {
-        "mode": rec.mode,
-        "nprocs": P,
-        "memory_per_proc_bytes": rec.memory_per_proc,
-        "memory_per_proc_source": rec.memory_source,
-        "lmax_bytes": rec.lmax,
-        "lengths": [int(x) for x in rec.lengths],
-        "seed": rec.seed,
-        "repetitions": rec.repetitions,
-        "time_per_loop_s": rec.time_per_loop,
-        "buffers": "hugepage" if rec.hugepages else "malloc-like",
-        "methods": list(rec.methods),
-        "methods_in_b_eff": [rec.methods[i] for i in official],
-        "b_eff_MBps": res.b_eff / MB,
-        "b_eff_per_process_MBps": res.b_eff_per_process / MB,
-        "b_eff_lmax_MBps": res.b_eff_lmax / MB,
-        "b_eff_lmax_per_process_MBps": res.b_eff_lmax / MB / P,
-        "ring_lmax_MBps": res.ring_lmax / MB,
-        "ring_lmax_per_process_MBps": res.ring_lmax / MB / P,
-        "b_ring_MBps": res.b_ring / MB,
-        "b_random_MBps": res.b_random / MB,
-        "latency_us": res.latency_us,
-        "latency_ring_us": res.latency_ring_us,
-        "latency_ring_text_us": res.latency_ring_text_us,
-        "pingpong_latency_us": res.pingpong_latency_us,
-        "pingpong_bandwidth_MBps": res.pingpong_bandwidth / MB,
-        "per_length": [
-            {"bytes": int(L), "b_eff_MBps": float(res.b_eff_length[i]) / MB,
-             "ring_MBps": float(res.ring_length[i]) / MB,
-             "random_MBps": float(res.random_length[i]) / MB}
-            for i, L in enumerate(rec.lengths)],
-        "patterns": [
-            {"index": i, "label": rec.labels[i], "kind": rec.kinds[i],
-             "b_MBps": float(res.b_pattern[i]) / MB, "cross_node_share": float(share[i])}
-            for i in range(len(rec.labels))],
-        "shortened_repetitions": [int(r) for r in np.flatnonzero(rec.shortened)],
-        "runtime_s": rec.runtime_s,
-        "warnings": list(res.warnings),
-        "final_line": final_line(res.b_eff, P, memory_mib(rec.memory_per_proc), rec.uname, tag),
-    }
+    all_methods = None
     if len(official) < len(rec.methods):
-        summary["b_eff_all_methods_MBps"] = reduce_beff(
-            b, nprocs=P, kinds=rec.kinds, lengths=[int(x) for x in rec.lengths]).b_eff / MB
-    return summary
+        all_methods = reduce_beff(b, nprocs=P, kinds=rec.kinds,
+                                  lengths=[int(x) for x in rec.lengths]).b_eff / MB
+    return BeffSummary(
+        mode=rec.mode, nprocs=P, memory_per_proc_bytes=rec.memory_per_proc,
+        memory_per_proc_source=rec.memory_source, lmax_bytes=rec.lmax,
+        lengths=tuple(int(x) for x in rec.lengths), seed=rec.seed,
+        repetitions=rec.repetitions, time_per_loop_s=rec.time_per_loop,
+        buffers="hugepage" if rec.hugepages else "malloc-like", methods=tuple(rec.methods),
+        methods_in_b_eff=tuple(rec.methods[i] for i in official),
+        b_eff_MBps=res.b_eff / MB, b_eff_per_process_MBps=res.b_eff_per_process / MB,
+        b_eff_lmax_MBps=res.b_eff_lmax / MB, b_eff_lmax_per_process_MBps=res.b_eff_lmax / MB / P,
+        ring_lmax_MBps=res.ring_lmax / MB, ring_lmax_per_process_MBps=res.ring_lmax / MB / P,
+        b_ring_MBps=res.b_ring / MB, b_random_MBps=res.b_random / MB,
+        latency_us=res.latency_us, latency_ring_us=res.latency_ring_us,
+        latency_ring_text_us=res.latency_ring_text_us,
+        pingpong_latency_us=res.pingpong_latency_us,
+        pingpong_bandwidth_MBps=res.pingpong_bandwidth / MB,
+        per_length=tuple(LengthFigures(int(L), float(res.b_eff_length[i]) / MB,
+                                       float(res.ring_length[i]) / MB,
+                                       float(res.random_length[i]) / MB)
+                         for i, L in enumerate(rec.lengths)),
+        patterns=tuple(PatternFigures(i, rec.labels[i], rec.kinds[i],
+                                      float(res.b_pattern[i]) / MB, float(share[i]))
+                       for i in range(len(rec.labels))),
+        shortened_repetitions=tuple(int(r) for r in np.flatnonzero(rec.shortened)),
+        runtime_s=rec.runtime_s, warnings=tuple(res.warnings),
+        final_line=final_line(res.b_eff, P, memory_mib(rec.memory_per_proc), rec.uname, tag),
+        b_eff_all_methods_MBps=all_methods,
+    )

@@ -9,7 +9,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from beff.effbw.record import BeffRecord, summarize
+from beff.effbw.record import BeffRecord, BeffSummary, summarize
 from beff.patterns import memory_mib
 from beff.results.model import RunRecord, StoredSummary
 
@@ -18,64 +18,64 @@ def _mb(x: float) -> str:
     return f"{x:,.1f}"
 
 
-def render(summary: dict[str, Any], console: Console) -> None:
+def render(summary: BeffSummary, console: Console) -> None:
     """The summary table, the per-length table, the patterns, and the original's final line."""
-    P = summary["nprocs"]
-    mode = summary["mode"]
-    lmax = summary["lmax_bytes"]
+    P = summary.nprocs
+    mode = summary.mode
+    lmax = summary.lmax_bytes
     t = Table(title=f"{mode} on {P} processes — MB/s with MB = 10^6 B", box=box.SIMPLE_HEAD,
               show_header=True)
     t.add_column("figure")
     t.add_column("accumulated", justify="right")
     t.add_column("per process", justify="right")
     rows = [
-        ("b_eff", summary["b_eff_MBps"], summary["b_eff_per_process_MBps"]),
-        (f"b_eff at Lmax = {lmax:,} B", summary["b_eff_lmax_MBps"],
-         summary["b_eff_lmax_per_process_MBps"]),
-        ("b_eff at Lmax, rings only", summary["ring_lmax_MBps"],
-         summary["ring_lmax_per_process_MBps"]),
-        ("log-avg of ring patterns", summary["b_ring_MBps"], summary["b_ring_MBps"] / P),
-        ("log-avg of random patterns", summary["b_random_MBps"], summary["b_random_MBps"] / P),
+        ("b_eff", summary.b_eff_MBps, summary.b_eff_per_process_MBps),
+        (f"b_eff at Lmax = {lmax:,} B", summary.b_eff_lmax_MBps,
+         summary.b_eff_lmax_per_process_MBps),
+        ("b_eff at Lmax, rings only", summary.ring_lmax_MBps,
+         summary.ring_lmax_per_process_MBps),
+        ("log-avg of ring patterns", summary.b_ring_MBps, summary.b_ring_MBps / P),
+        ("log-avg of random patterns", summary.b_random_MBps, summary.b_random_MBps / P),
     ]
     for name, total, per in rows:
         t.add_row(name, _mb(total), _mb(per))
-    t.add_row("latency, rings & random [µs]", f"{summary['latency_us']:.3f}", "")
-    t.add_row("latency, rings only [µs]", f"{summary['latency_ring_us']:.3f}", "")
+    t.add_row("latency, rings & random [µs]", f"{summary.latency_us:.3f}", "")
+    t.add_row("latency, rings only [µs]", f"{summary.latency_ring_us:.3f}", "")
     t.add_row("ping-pong latency [µs] (half round trip)",
-              f"{summary['pingpong_latency_us']:.3f}", "")
-    t.add_row("ping-pong bandwidth at Lmax", _mb(summary["pingpong_bandwidth_MBps"]), "")
-    if "b_eff_all_methods_MBps" in summary:
+              f"{summary.pingpong_latency_us:.3f}", "")
+    t.add_row("ping-pong bandwidth at Lmax", _mb(summary.pingpong_bandwidth_MBps), "")
+    if summary.b_eff_all_methods_MBps is not None:
         t.add_row("b_eff incl. opt-in methods (not official)",
-                  _mb(summary["b_eff_all_methods_MBps"]), "")
-    mem = summary["memory_per_proc_bytes"]
-    t.caption = (f"memory per process {memory_mib(mem):,} MiB ({summary['memory_per_proc_source']})"
-                 f", Lmax = memory/128; seed {summary['seed']}; {summary['repetitions']} "
-                 f"repetitions; {summary['time_per_loop_s']} s per loop; methods "
-                 f"{', '.join(summary['methods_in_b_eff'])}; run time "
-                 f"{summary['runtime_s']:.1f} s")
+                  _mb(summary.b_eff_all_methods_MBps), "")
+    mem = summary.memory_per_proc_bytes
+    t.caption = (f"memory per process {memory_mib(mem):,} MiB ({summary.memory_per_proc_source})"
+                 f", Lmax = memory/128; seed {summary.seed}; {summary.repetitions} "
+                 f"repetitions; {summary.time_per_loop_s} s per loop; methods "
+                 f"{', '.join(summary.methods_in_b_eff)}; run time "
+                 f"{summary.runtime_s:.1f} s")
     console.print(t)
     lt = Table(title="per message length (max over methods and repetitions)",
                box=box.SIMPLE_HEAD)
     for col in ("bytes", "b_eff(L)", "rings", "random", "b_eff(L)/P"):
         lt.add_column(col, justify="right")
-    for row in summary["per_length"]:
-        lt.add_row(f"{row['bytes']:,}", _mb(row["b_eff_MBps"]), _mb(row["ring_MBps"]),
-                   _mb(row["random_MBps"]), _mb(row["b_eff_MBps"] / P))
+    for row in summary.per_length:
+        lt.add_row(f"{row.bytes:,}", _mb(row.b_eff_MBps), _mb(row.ring_MBps),
+                   _mb(row.random_MBps), _mb(row.b_eff_MBps / P))
     console.print(lt)
     pt = Table(title="patterns (B_p = mean over lengths)", box=box.SIMPLE_HEAD)
     for col in ("#", "pattern", "kind", "B_p MB/s", "per process", "cross-node"):
         pt.add_column(col, justify="right" if col not in ("pattern", "kind") else "left")
-    for p in summary["patterns"]:
-        pt.add_row(str(p["index"]), p["label"], p["kind"], _mb(p["b_MBps"]),
-                   _mb(p["b_MBps"] / P), f"{100 * p['cross_node_share']:.0f}%")
+    for p in summary.patterns:
+        pt.add_row(str(p.index), p.label, p.kind, _mb(p.b_MBps),
+                   _mb(p.b_MBps / P), f"{100 * p.cross_node_share:.0f}%")
     console.print(pt)
-    for w in summary.get("warnings", []):
+    for w in summary.warnings:
         console.print(f"[bold yellow]warning:[/bold yellow] {w}")
-    if summary.get("shortened_repetitions"):
-        reps = ", ".join(str(r + 1) for r in summary["shortened_repetitions"])
+    if summary.shortened_repetitions:
+        reps = ", ".join(str(r + 1) for r in summary.shortened_repetitions)
         console.print("[yellow]CAUTION: the 60-second rule shortened the two largest lengths "
                       f"in repetition {reps}[/yellow]")
-    console.print(summary["final_line"], soft_wrap=True)  # scripts grep it: never wrapped
+    console.print(summary.final_line, soft_wrap=True)  # scripts grep it: never wrapped
 
 
 # The header of b_eff 3.6's summary table, trailing blanks included.
@@ -94,20 +94,20 @@ SUM_HEADER = [
 ]
 
 
-def sum_text(summary: dict[str, Any]) -> str:
+def sum_text(summary: BeffSummary) -> str:
     """The summary table of b_eff 3.6's .sum file, then its final line (``show -f imb``)."""
-    P = summary["nprocs"]
-    lmax_mb = summary["lmax_bytes"] / (1 << 20)
-    acc = (f"accumulated |{P:7d} {summary['b_eff_MBps']:12.0f} {lmax_mb:5.0f} MB "
-           f"{summary['b_eff_lmax_MBps']:10.0f} {summary['ring_lmax_MBps']:12.0f} "
-           f"{summary['latency_us']:9.3f} {summary['latency_ring_us']:9.3f} "
-           f"{summary['pingpong_latency_us']:9.3f} {summary['pingpong_bandwidth_MBps']:12.0f}")
-    per = (f"per process |{summary['b_eff_per_process_MBps']:20.0f}"
-           f"{summary['b_eff_lmax_per_process_MBps']:20.0f}"
-           f"{summary['ring_lmax_per_process_MBps']:13.0f}")
+    P = summary.nprocs
+    lmax_mb = summary.lmax_bytes / (1 << 20)
+    acc = (f"accumulated |{P:7d} {summary.b_eff_MBps:12.0f} {lmax_mb:5.0f} MB "
+           f"{summary.b_eff_lmax_MBps:10.0f} {summary.ring_lmax_MBps:12.0f} "
+           f"{summary.latency_us:9.3f} {summary.latency_ring_us:9.3f} "
+           f"{summary.pingpong_latency_us:9.3f} {summary.pingpong_bandwidth_MBps:12.0f}")
+    per = (f"per process |{summary.b_eff_per_process_MBps:20.0f}"
+           f"{summary.b_eff_lmax_per_process_MBps:20.0f}"
+           f"{summary.ring_lmax_per_process_MBps:13.0f}")
     blank = "            |"
     return "\n".join([*SUM_HEADER, blank, acc, blank, per, "",
-                      summary["final_line"]]) + "\n"
+                      summary.final_line]) + "\n"
 
 
 CSV_FIELDS = ("bytes", "b_eff_MBps", "ring_MBps", "random_MBps", "b_eff_per_process_MBps")
@@ -120,9 +120,11 @@ FIGURES = (("b_eff_MBps", True), ("b_eff_lmax_MBps", True), ("b_ring_MBps", True
            ("pingpong_bandwidth_MBps", True))
 
 
-def summary_of(result: BeffRecord | StoredSummary) -> dict[str, Any]:
+def summary_of(result: BeffRecord | StoredSummary) -> BeffSummary:
     """b_eff's derived figures (a schema-1 file stored them: read as they were)."""
-    return result.summary if isinstance(result, StoredSummary) else summarize(result)
+    if isinstance(result, StoredSummary):
+        return BeffSummary.from_json(result.summary)
+    return summarize(result)
 
 
 class BeffView:
@@ -147,13 +149,12 @@ class BeffView:
 
     def csv_rows(self, result: BeffRecord | StoredSummary) -> list[dict[str, Any]]:
         s = summary_of(result)
-        return [{"bytes": r["bytes"], "b_eff_MBps": r["b_eff_MBps"], "ring_MBps": r["ring_MBps"],
-                 "random_MBps": r["random_MBps"],
-                 "b_eff_per_process_MBps": r["b_eff_MBps"] / s["nprocs"]}
-                for r in s["per_length"]]
+        return [{"bytes": r.bytes, "b_eff_MBps": r.b_eff_MBps, "ring_MBps": r.ring_MBps,
+                 "random_MBps": r.random_MBps, "b_eff_per_process_MBps": r.b_eff_MBps / s.nprocs}
+                for r in s.per_length]
 
     def summary(self, result: BeffRecord | StoredSummary, record: RunRecord) -> dict[str, Any]:
-        return summary_of(result)
+        return summary_of(result).to_json()
 
     def result_warnings(self, result: BeffRecord | StoredSummary,
                         record: RunRecord) -> list[str]:
@@ -161,11 +162,11 @@ class BeffView:
 
     def figures(self, result: BeffRecord | StoredSummary) -> list[tuple[str, float, bool]]:
         s = summary_of(result)
-        return [(name, float(s[name]), up) for name, up in FIGURES if name in s]
+        return [(name, float(getattr(s, name)), up) for name, up in FIGURES]
 
     def settings(self, result: BeffRecord | StoredSummary) -> list[tuple[str, Any]]:
         s = summary_of(result)
-        return [(name, s.get(key)) for name, key in CHECKED]
+        return [(name, getattr(s, key)) for name, key in CHECKED]
 
 
 VIEW = BeffView()
@@ -174,4 +175,4 @@ VIEW = BeffView()
 def beff_summary(record: RunRecord) -> dict[str, Any] | None:
     """The b_eff figures of a ``beff run`` file (None for other files)."""
     result = record.result("beff")
-    return None if result is None else summary_of(result)
+    return None if result is None else summary_of(result).to_json()

@@ -9,6 +9,8 @@ with beff.io.reduce, whenever a report needs them. Nothing derived is stored.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -144,9 +146,69 @@ def _mbps(x: float) -> float | None:
     return round(x / MB, 6) if math.isfinite(x) else None
 
 
-def summarize(rec: BeffIORecord) -> dict[str, Any]:
+Cells = dict[str, dict[str, dict[str, "float | None"]]]  # access -> type -> chunk -> MB/s
+
+
+@dataclass(frozen=True)
+class PartitionFigures:
+    """One partition size: its averages (MB/s, None where the partition did not complete),
+    every pattern's bandwidth (``patterns_MBps[access][type][chunk]``), the bytes moved, and
+    the original's validity criteria."""
+
+    nprocs: int
+    complete: bool
+    measured: bool
+    write_MBps: float | None
+    rewrite_MBps: float | None
+    read_MBps: float | None
+    write_rewrite_MBps: float | None
+    b_eff_io_MBps: float | None
+    type_MBps: dict[str, dict[str, float | None]]
+    patterns_MBps: Cells
+    bytes_per_access: int
+    percent_of_total_memory: float | None
+    errors: int
+    defects: int | None
+    valid: bool
+    criteria: dict[str, bool]
+
+
+@dataclass(frozen=True)
+class BeffIOSummary:
+    """b_eff_io's figures derived from a record, under documented, stable keys
+    (share/schema/README.md); :meth:`to_json` is the JSON view's entry."""
+
+    mode: str
+    nprocs: int
+    partitions: tuple[int, ...]
+    memory_per_proc_bytes: int
+    memory_per_proc_source: str
+    total_memory_bytes: int
+    total_memory_source: str
+    lmax_bytes: int
+    scheduled_time_s: float
+    scheduled_time_per_partition_s: float
+    validity_time_s: float
+    rewrite_all: bool
+    shared_file_pointer: bool
+    unique_open: bool
+    checked: bool
+    b_eff_io_MBps: float | None
+    nprocs_at_max: int | None
+    valid: bool
+    per_partition: tuple[PartitionFigures, ...]
+    runtime_s: float
+    failure: str | None
+    final_line: str
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = json.loads(json.dumps(dataclasses.asdict(self)))
+        return out
+
+
+def summarize(rec: BeffIORecord) -> BeffIOSummary:
     """The derived numbers under documented, stable keys (share/schema/README.md)."""
-    per_partition: list[dict[str, Any]] = []
+    per_partition: list[PartitionFigures] = []
     reduced: list[Partition] = []
     for i, n in enumerate(int(x) for x in rec.partitions):
         bw_type = np.stack([_type_bw(rec, a, i) for a in range(3)])
@@ -175,57 +237,57 @@ def summarize(rec: BeffIORecord) -> dict[str, Any]:
                     cells[key] = ERROR_MBPS if bad[p] else _mbps(float(bw[p]))
                 table[access][tname] = cells
         nbytes = float((rec.call[i] * np.maximum(rec.repetitions[READ, i], 0)).sum()) * n
-        per_partition.append({
-            "nprocs": n,
-            "complete": complete,
-            "measured": bool((rec.repetitions[:, i] >= 0).any()),
-            "write_MBps": _mbps(part.write) if complete else None,
-            "rewrite_MBps": _mbps(part.rewrite) if complete else None,
-            "read_MBps": _mbps(part.read) if complete else None,
-            "write_rewrite_MBps": _mbps(part.write_rewrite) if complete else None,
-            "b_eff_io_MBps": _mbps(part.b_eff_io) if complete else None,
-            "type_MBps": {access: {tname: _mbps(float(bw_type[a, t]))
-                                   for t, tname in enumerate(TYPES) if rec.measured(a, t)}
-                          for a, access in enumerate(ACCESSES)},
-            "patterns_MBps": table,
-            "bytes_per_access": int(nbytes),
-            "percent_of_total_memory": 100.0 * nbytes / rec.total_memory
+        per_partition.append(PartitionFigures(
+            nprocs=n,
+            complete=complete,
+            measured=bool((rec.repetitions[:, i] >= 0).any()),
+            write_MBps=_mbps(part.write) if complete else None,
+            rewrite_MBps=_mbps(part.rewrite) if complete else None,
+            read_MBps=_mbps(part.read) if complete else None,
+            write_rewrite_MBps=_mbps(part.write_rewrite) if complete else None,
+            b_eff_io_MBps=_mbps(part.b_eff_io) if complete else None,
+            type_MBps={access: {tname: _mbps(float(bw_type[a, t]))
+                                for t, tname in enumerate(TYPES) if rec.measured(a, t)}
+                       for a, access in enumerate(ACCESSES)},
+            patterns_MBps=table,
+            bytes_per_access=int(nbytes),
+            percent_of_total_memory=100.0 * nbytes / rec.total_memory
             if rec.total_memory else None,
-            "errors": errors,
-            "defects": defects if rec.checked else None,
-            "valid": all(crit),
-            "criteria": {"scheduled_time": crit[0], "shared_file_pointer": crit[1],
-                         "no_errors": crit[2]},
-        })
+            errors=errors,
+            defects=defects if rec.checked else None,
+            valid=all(crit),
+            criteria={"scheduled_time": crit[0], "shared_file_pointer": crit[1],
+                      "no_errors": crit[2]},
+        ))
     best = maximum(reduced)
-    at_best = next((p for p in per_partition if best is not None and p["nprocs"] == best.nprocs),
-                   {"errors": 0, "valid": False})
-    best_errors, best_valid = int(at_best["errors"]), bool(at_best["valid"])
-    summary: dict[str, Any] = {
-        "mode": "quick" if rec.quick else "b_eff_io",
-        "nprocs": rec.nprocs,
-        "partitions": [int(x) for x in rec.partitions],
-        "memory_per_proc_bytes": rec.memory_per_proc,
-        "memory_per_proc_source": rec.memory_source,
-        "total_memory_bytes": rec.total_memory,
-        "total_memory_source": rec.total_memory_source,
-        "lmax_bytes": rec.lmax,
-        "scheduled_time_s": rec.scheduled_time,
-        "scheduled_time_per_partition_s": rec.scheduled_per_partition(),
-        "validity_time_s": T_CRIT_S,
-        "rewrite_all": rec.rewrite_all,
-        "shared_file_pointer": rec.shared,
-        "unique_open": rec.unique,
-        "checked": rec.checked,
-        "b_eff_io_MBps": _mbps(best.b_eff_io) if best else None,
-        "nprocs_at_max": best.nprocs if best else None,
-        "valid": bool(best_valid),
-        "per_partition": per_partition,
-        "runtime_s": rec.runtime_s,
-        "failure": rec.failure or None,
-        "final_line": final_line(rec, best, best_valid, best_errors),
-    }
-    return summary
+    at_best = next((p for p in per_partition if best is not None and p.nprocs == best.nprocs),
+                   None)
+    best_errors = at_best.errors if at_best is not None else 0
+    best_valid = at_best.valid if at_best is not None else False
+    return BeffIOSummary(
+        mode="quick" if rec.quick else "b_eff_io",
+        nprocs=rec.nprocs,
+        partitions=tuple(int(x) for x in rec.partitions),
+        memory_per_proc_bytes=rec.memory_per_proc,
+        memory_per_proc_source=rec.memory_source,
+        total_memory_bytes=rec.total_memory,
+        total_memory_source=rec.total_memory_source,
+        lmax_bytes=rec.lmax,
+        scheduled_time_s=rec.scheduled_time,
+        scheduled_time_per_partition_s=rec.scheduled_per_partition(),
+        validity_time_s=T_CRIT_S,
+        rewrite_all=rec.rewrite_all,
+        shared_file_pointer=rec.shared,
+        unique_open=rec.unique,
+        checked=rec.checked,
+        b_eff_io_MBps=_mbps(best.b_eff_io) if best else None,
+        nprocs_at_max=best.nprocs if best else None,
+        valid=bool(best_valid),
+        per_partition=tuple(per_partition),
+        runtime_s=rec.runtime_s,
+        failure=rec.failure or None,
+        final_line=final_line(rec, best, best_valid, best_errors),
+    )
 
 
 def final_line(rec: BeffIORecord, best: Partition | None, valid: bool, errors: int) -> str:

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from beff.bench.view import ImbView, io_header
 from beff.io import plan
-from beff.io.record import BeffIORecord, summarize
+from beff.io.record import BeffIORecord, BeffIOSummary, PartitionFigures, summarize
 from beff.io.reduce import ACCESSES, TYPES
 from beff.results.model import RunRecord
 
@@ -23,36 +23,36 @@ def _cell(v: float | None) -> str:
     return "-" if v is None else f"{v:,.3f}"
 
 
-def _label(summary: dict[str, Any]) -> str:
-    return "b_eff_io QUICK (a first look, not comparable)" if summary["mode"] == "quick" \
+def _label(summary: BeffIOSummary) -> str:
+    return "b_eff_io QUICK (a first look, not comparable)" if summary.mode == "quick" \
         else "b_eff_io"
 
 
-def render(summary: dict[str, Any], console: Console) -> None:
+def render(summary: BeffIOSummary, console: Console) -> None:
     """Rich tables per partition, then the maximum and the original's final line."""
-    console.print(f"[bold]{_label(summary)}[/bold] on {summary['nprocs']} processes, "
-                  f"partitions {', '.join(map(str, summary['partitions']))}")
+    console.print(f"[bold]{_label(summary)}[/bold] on {summary.nprocs} processes, "
+                  f"partitions {', '.join(map(str, summary.partitions))}")
     console.print(
-        f"memory per process {summary['memory_per_proc_bytes'] / MIB:,.0f} MiB "
-        f"({summary['memory_per_proc_source']}), Lmax {summary['lmax_bytes'] / MIB:,.3f} MiB, "
-        f"total memory {summary['total_memory_bytes'] / MIB:,.0f} MiB "
-        f"({summary['total_memory_source']})")
+        f"memory per process {summary.memory_per_proc_bytes / MIB:,.0f} MiB "
+        f"({summary.memory_per_proc_source}), Lmax {summary.lmax_bytes / MIB:,.3f} MiB, "
+        f"total memory {summary.total_memory_bytes / MIB:,.0f} MiB "
+        f"({summary.total_memory_source})")
     console.print(
-        f"scheduled time T = {summary['scheduled_time_s']:g} s "
-        f"({summary['scheduled_time_per_partition_s']:g} s per partition; comparable results "
-        f"need {summary['validity_time_s'] / 60:.0f} min per partition)"
-        + (", rewrite of all types" if summary["rewrite_all"] else ""))
-    for part in summary["per_partition"]:
+        f"scheduled time T = {summary.scheduled_time_s:g} s "
+        f"({summary.scheduled_time_per_partition_s:g} s per partition; comparable results "
+        f"need {summary.validity_time_s / 60:.0f} min per partition)"
+        + (", rewrite of all types" if summary.rewrite_all else ""))
+    for part in summary.per_partition:
         _partition(part, summary, console)
-    if summary.get("failure"):
-        console.print(f"[bold red]run ended early:[/bold red] {summary['failure']}")
+    if summary.failure:
+        console.print(f"[bold red]run ended early:[/bold red] {summary.failure}")
     console.print()
-    console.print(summary["final_line"], markup=False, highlight=False, soft_wrap=True)
+    console.print(summary.final_line, markup=False, highlight=False, soft_wrap=True)
 
 
-def _partition(part: dict[str, Any], summary: dict[str, Any], console: Console) -> None:
-    n = part["nprocs"]
-    if not part.get("measured", True):
+def _partition(part: PartitionFigures, summary: BeffIOSummary, console: Console) -> None:
+    n = part.nprocs
+    if not part.measured:
         console.print(f"{n} process{'es' if n != 1 else ''}: not measured")
         return
     t = Table(title=f"{_label(summary)}: {n} process{'es' if n != 1 else ''} [MB/s, 10^6 B/s]",
@@ -61,53 +61,53 @@ def _partition(part: dict[str, Any], summary: dict[str, Any], console: Console) 
     t.add_column("access")
     for name in TYPE_HEADS:
         t.add_column(name, justify="right", no_wrap=True, min_width=9)
-    lmax = f"{summary['lmax_bytes']:,}"
+    lmax = f"{summary.lmax_bytes:,}"
     for access in ACCESSES:
-        cells = part["patterns_MBps"][access]
+        cells = part.patterns_MBps[access]
         for row in ROWS:
             key = row
             t.add_row(lmax if row == "Lmax" else f"{int(row):,}", access,
                       *(_cell(cells.get(tn, {}).get(key)) if tn in cells else "-"
                         for tn in TYPES))
-        totals = part["type_MBps"][access]
+        totals = part.type_MBps[access]
         t.add_row("total", access, *(_cell(totals.get(tn)) for tn in TYPES),
                   end_section=True, style="bold")
     console.print(t)
-    pat2 = [part["patterns_MBps"][a].get("scatter", {}).get("2MiB_per_call") for a in ACCESSES]
+    pat2 = [part.patterns_MBps[a].get("scatter", {}).get("2MiB_per_call") for a in ACCESSES]
     console.print("scatter with l = 1 MiB, L = 2 MiB (not in the table): "
                   + ", ".join(f"{_cell(v)} {a}" for v, a in zip(pat2, ACCESSES, strict=True)))
-    if not part["complete"]:
+    if not part.complete:
         console.print("[yellow]this partition did not complete[/yellow]")
         return
     for access in ACCESSES:
         console.print(f"weighted average bandwidth for {access:<7} : "
-                      f"{part[f'{access}_MBps']:,.3f} MB/s (type 0 weighted double)")
-    pct = part["percent_of_total_memory"]
-    console.print(f"data per access method: {part['bytes_per_access'] / MIB:,.3f} MiB"
+                      f"{getattr(part, f'{access}_MBps'):,.3f} MB/s (type 0 weighted double)")
+    pct = part.percent_of_total_memory
+    console.print(f"data per access method: {part.bytes_per_access / MIB:,.3f} MiB"
                   + (f" = {pct:.1f} % of the total memory" if pct is not None else ""))
-    console.print(f"[bold]b_eff_io of these measurements = {part['b_eff_io_MBps']:,.3f} MB/s "
+    console.print(f"[bold]b_eff_io of these measurements = {part.b_eff_io_MBps:,.3f} MB/s "
                   f"on {n} processes[/bold]")
-    crit = part["criteria"]
-    verdict = "VALID" if part["valid"] else "NOT VALID"
+    crit = part.criteria
+    verdict = "VALID" if part.valid else "NOT VALID"
     console.print(f"{verdict} for comparison of different systems"
-                  + ("" if part["valid"] else
+                  + ("" if part.valid else
                      f" (scheduled time >= 30 min per partition: "
                      f"{'yes' if crit['scheduled_time'] else 'no'}; shared file pointers: "
                      f"{'yes' if crit['shared_file_pointer'] else 'no'}; errors: "
-                     f"{part['errors']})"))
-    if part.get("defects"):
-        console.print(f"[bold red]--check: {part['defects']:,} doubles read back wrong"
+                     f"{part.errors})"))
+    if part.defects:
+        console.print(f"[bold red]--check: {part.defects:,} doubles read back wrong"
                       "[/bold red]")
 
 
-def sum_text(summary: dict[str, Any]) -> str:
+def sum_text(summary: BeffIOSummary) -> str:
     """The original's ``.sum`` layout: per partition the table and the figures, then the
     maximum and the final line."""
     out: list[str] = []
-    mb = summary["memory_per_proc_bytes"] // MIB
-    lmax = summary["lmax_bytes"]
-    for part in summary["per_partition"]:
-        n = part["nprocs"]
+    mb = summary.memory_per_proc_bytes // MIB
+    lmax = summary.lmax_bytes
+    for part in summary.per_partition:
+        n = part.nprocs
         out += [f"\nSummary of file I/O bandwidth accumulated on {n:3d} processes with "
                 f"{mb:4d} MByte/PE",
                 "-" * 77 + "\n",
@@ -116,50 +116,50 @@ def sum_text(summary: dict[str, Any]) -> str:
                 "            [bytes]  methode  [MB/s]   [MB/s]   [MB/s]   [MB/s]   [MB/s]",
                 " " + "-" * 71 + "\n"]
         for access in ACCESSES:
-            cells = part["patterns_MBps"][access]
+            cells = part.patterns_MBps[access]
             for pos, row in enumerate(ROWS, start=1):
                 size = lmax if row == "Lmax" else int(row)
                 vals = "".join(
                     f" {v:8.3f}" if (v := cells.get(tn, {}).get(row)) is not None
                     else "        -" for tn in TYPES)
                 out.append(f"{n:4d} PEs {pos:1d} {size:8d} {access:<7}{vals}")
-            totals = part["type_MBps"][access]
+            totals = part.type_MBps[access]
             vals = "".join(f" {v:8.3f}" if (v := totals.get(tn)) is not None else "        -"
                            for tn in TYPES)
             out.append(f"{n:4d} PEs      total-{access:<7}{vals}\n")
-        pat2 = [part["patterns_MBps"][a].get("scatter", {}).get("2MiB_per_call")
+        pat2 = [part.patterns_MBps[a].get("scatter", {}).get("2MiB_per_call")
                 for a in ACCESSES]
         out.append("This table shows all results, except pattern 2 (scatter, l=1MBytes, "
                    "L=2MBytes): ")
         out.append("  bw_pat2= " + ", ".join(
             f"{v:8.3f} MB/s {a}" if v is not None else f"       - MB/s {a}"
             for v, a in zip(pat2, ACCESSES, strict=True)) + "\n")
-        if part["complete"]:
+        if part.complete:
             for access in ACCESSES:
                 out.append(f"weighted average bandwidth for {access:<7} : "
-                           f"{part[f'{access}_MBps']:8.3f} MB/s on {n} processes")
+                           f"{getattr(part, f'{access}_MBps'):8.3f} MB/s on {n} processes")
             out.append("(type=0 is weighted double)")
             out.append("\nTotal amount of data written/read with each access method: "
-                       f"{part['bytes_per_access'] / MIB:8.3f} MBytes")
-            if part["percent_of_total_memory"] is not None:
-                out.append(f"  = {part['percent_of_total_memory']:4.1f} percent of the total "
-                           f"memory ({summary['total_memory_bytes'] // MIB} MBytes)")
-            out.append(f"\nb_eff_io of these measurements = {part['b_eff_io_MBps']:8.3f} MB/s "
+                       f"{part.bytes_per_access / MIB:8.3f} MBytes")
+            if part.percent_of_total_memory is not None:
+                out.append(f"  = {part.percent_of_total_memory:4.1f} percent of the total "
+                           f"memory ({summary.total_memory_bytes // MIB} MBytes)")
+            out.append(f"\nb_eff_io of these measurements = {part.b_eff_io_MBps:8.3f} MB/s "
                        f"on {n} processes with {mb:3d} MByte/PE and scheduled time="
-                       f"{summary['scheduled_time_per_partition_s'] / 60:3.1f} min\n")
-            out.append(f"{'VALID' if part['valid'] else 'NOT VALID'} for comparison of "
+                       f"{summary.scheduled_time_per_partition_s / 60:3.1f} min\n")
+            out.append(f"{'VALID' if part.valid else 'NOT VALID'} for comparison of "
                        "different systems")
-            crit = part["criteria"]
-            if not part["valid"]:
-                t_min = summary["scheduled_time_per_partition_s"] / 60
+            crit = part.criteria
+            if not part.valid:
+                t_min = summary.scheduled_time_per_partition_s / 60
                 out += [f"  criterion 1: scheduled time {t_min:3.1f} min >= "
-                        f"{summary['validity_time_s'] / 60:2.0f} min -- "
+                        f"{summary.validity_time_s / 60:2.0f} min -- "
                         f"{'reached' if crit['scheduled_time'] else 'NOT reached'}",
                         "  criterion 2: shared file pointers must be used for pattern type 1 "
                         f"-- {'reached' if crit['shared_file_pointer'] else 'NOT reached'}",
-                        f"  criterion 3: error count ({part['errors']}) == 0 -- "
+                        f"  criterion 3: error count ({part.errors}) == 0 -- "
                         f"{'reached' if crit['no_errors'] else 'NOT reached'}"]
-    out += ["\nMaximum over all number of PEs", "-" * 30 + "\n", "", summary["final_line"]]
+    out += ["\nMaximum over all number of PEs", "-" * 30 + "\n", "", summary.final_line]
     return "\n".join(out) + "\n"
 
 
@@ -190,15 +190,15 @@ class BeffIOView:
 
     def csv_rows(self, result: BeffIORecord) -> list[dict[str, Any]]:
         rows = []
-        for part in summarize(result)["per_partition"]:
-            for access, types in part["patterns_MBps"].items():
+        for part in summarize(result).per_partition:
+            for access, types in part.patterns_MBps.items():
                 for tname, cells in types.items():
-                    rows += [{"nprocs": part["nprocs"], "access": access, "type": tname,
+                    rows += [{"nprocs": part.nprocs, "access": access, "type": tname,
                               "chunk": chunk, "MBps": value} for chunk, value in cells.items()]
         return rows
 
     def summary(self, result: BeffIORecord, record: RunRecord) -> dict[str, Any]:
-        return summarize(result)
+        return summarize(result).to_json()
 
     def result_warnings(self, result: BeffIORecord, record: RunRecord) -> list[str]:
         return []
@@ -206,15 +206,15 @@ class BeffIOView:
     def figures(self, result: BeffIORecord) -> list[tuple[str, float, bool]]:
         """b_eff_io and, per partition, its weighted averages and b_eff_io (MB/s)."""
         s = summarize(result)
-        out = {"b_eff_io_MBps": s.get("b_eff_io_MBps")}
-        for p in s.get("per_partition", []):
+        out = {"b_eff_io_MBps": s.b_eff_io_MBps}
+        for p in s.per_partition:
             for key in ("write_MBps", "rewrite_MBps", "read_MBps", "b_eff_io_MBps"):
-                out[f"n={p['nprocs']} {key}"] = p.get(key)
+                out[f"n={p.nprocs} {key}"] = getattr(p, key)
         return [(k, float(v), True) for k, v in out.items() if v is not None]
 
     def settings(self, result: BeffIORecord) -> list[tuple[str, Any]]:
         s = summarize(result)
-        return [(name, s.get(key)) for name, key in CHECKED]
+        return [(name, getattr(s, key)) for name, key in CHECKED]
 
 
 VIEW = BeffIOView()

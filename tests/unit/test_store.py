@@ -90,8 +90,8 @@ def test_schema_2_golden_beffio_file_derives_b_eff_io() -> None:
     s = summarize(record.result("beffio"))
     # By hand: every pattern moves 1 MiB per process in 0.01 s, so every type, average, WR
     # and b_eff_io is 104.8576 MB/s per process; the maximum is at n = 2.
-    assert s["per_partition"][0]["write_MBps"] == pytest.approx(104.8576)
-    assert s["b_eff_io_MBps"] == pytest.approx(209.7152) and s["nprocs_at_max"] == 2
+    assert s.per_partition[0].write_MBps == pytest.approx(104.8576)
+    assert s.b_eff_io_MBps == pytest.approx(209.7152) and s.nprocs_at_max == 2
 
 
 def test_golden_files_of_every_schema_give_the_same_figures() -> None:
@@ -249,9 +249,9 @@ def test_beffio_round_trip_and_derived_figures(tmp_path: Path) -> None:
     s = summarize(back)
     # Per type: patterns x 1 MiB x n / (patterns x 0.01 s) = 104.8576 n MB/s for every type,
     # so every average, WR and b_eff_io is that too; the maximum is at n = 2.
-    assert s["per_partition"][1]["write_MBps"] == pytest.approx(209.7152)
-    assert s["b_eff_io_MBps"] == pytest.approx(209.7152) and s["nprocs_at_max"] == 2
-    assert s["final_line"].startswith(" b_eff_io =  209.715 MB/s on 2 processes with  64 "
+    assert s.per_partition[1].write_MBps == pytest.approx(209.7152)
+    assert s.b_eff_io_MBps == pytest.approx(209.7152) and s.nprocs_at_max == 2
+    assert s.final_line.startswith(" b_eff_io =  209.715 MB/s on 2 processes with  64 "
                                       "MByte/PE, scheduled time=0.1 Min, on Linux golden")
 
 
@@ -266,3 +266,25 @@ def test_beffio_files_compare(tmp_path: Path) -> None:
     rows = compare_figures(a, b)
     assert {name for name, *_ in rows} >= {"b_eff_io_MBps", "n=1 read_MBps", "n=2 write_MBps"}
     assert all(vb == pytest.approx(va / 2) and up for _, va, vb, up in rows)
+
+
+def test_b_eff_summary_is_typed_and_round_trips_through_json() -> None:
+    """The typed, frozen summary: one to_json, and from_json for schema 1's stored figures
+    (figures it lacks are NaN)."""
+    import dataclasses
+    import json
+
+    from beff.effbw.record import BeffSummary, summarize
+
+    rec = load(DATA / "golden-schema-v3-beff.h5").result("beff")
+    s = summarize(rec)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.b_eff_MBps = 0.0  # type: ignore[misc]
+    doc = s.to_json()
+    assert "b_eff_all_methods_MBps" not in doc and doc["per_length"][0]["bytes"] == 1
+    again = BeffSummary.from_json(json.loads(json.dumps(doc)))
+    assert json.dumps(again.to_json()) == json.dumps(doc)
+    old = {k: v for k, v in doc.items() if k not in ("latency_ring_text_us", "patterns")}
+    partial = BeffSummary.from_json(old)
+    assert np.isnan(partial.latency_ring_text_us) and partial.patterns == ()
+    assert partial.b_eff_MBps == s.b_eff_MBps
