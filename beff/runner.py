@@ -29,7 +29,6 @@ from beff.core.config import (
     default_output,
     thread_level_before_init,
 )
-from beff.core.errors import UsageError
 from beff.core.metadata import placement, run_attrs
 from beff.core.mpi import OMPI_ONE_SIDED_SETTINGS
 from beff.core.progress import Bar, make_progress
@@ -116,10 +115,7 @@ def run(suite_name: str, overrides: dict[str, Any]) -> None:
     """Run ``suite_name`` with the parsed command-line ``overrides`` (before MPI_Init); exits
     with the job's code."""
     suite = suites.get(suite_name)
-    try:
-        overrides = _check_format(suite, overrides)
-    except UsageError as exc:
-        runtime.usage_exit(str(exc))
+    overrides = _check_format(suite, overrides)  # a usage error: main() says it, exit 2
 
     def job(MPI: types.ModuleType, prepared: tuple[RunConfig, Job]) -> None:
         if measure(MPI, suite, *prepared).failure:

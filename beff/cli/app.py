@@ -338,16 +338,13 @@ def io_cmd(
 
 @app.command()
 def info(
-    thread_level: Annotated[
-        str, typer.Option("--thread-level", help="MPI thread level.")
-    ] = "single",
+    thread_level: Annotated[str, O.option("thread_level")] = "single",
 ) -> None:
     """Under MPI: library, versions, timer, and where every rank runs."""
     from beff.cli.info import run_info
     from beff.core import config, runtime
 
-    if thread_level not in config.THREAD_LEVELS:
-        runtime.usage_exit(f"--thread-level expects one of {'|'.join(config.THREAD_LEVELS)}")
+    config.check_value("thread_level", thread_level, config.flag_of("thread_level"))
     runtime.run_job(thread_level, lambda MPI: None, run_info)
 
 
