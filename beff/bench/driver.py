@@ -18,7 +18,7 @@ import numpy as np
 
 from beff.bench import schedule
 from beff.bench.ctx import Ctx
-from beff.bench.registry import AGGREGATE, NON_AGGREGATE, BenchmarkSpec, Kind
+from beff.bench.registry import AGGREGATE, NON_AGGREGATE, BenchmarkSpec, Kind, Sizes
 from beff.core import capi, counts
 from beff.core import mpi as _mpi
 from beff.core.buffers import off_cache_slots
@@ -54,13 +54,13 @@ def sizes_for(spec: BenchmarkSpec, cfg: RunConfig) -> list[int]:
     """The message lengths ``spec`` runs at (Barrier-like SYNC benchmarks: one entry;
     single-element benchmarks: one element)."""
     unit = unit_size(spec, cfg)
-    if spec.sizes_rule == "element":
+    if spec.sizes_rule is Sizes.ELEMENT:
         return [unit]
     if spec.kind is Kind.SYNC:
         return [(1 << cfg.msglog_max) // unit * unit]
     if cfg.msglen is not None:
         return schedule.user_lengths(cfg.msglen, cfg.msglog_max, unit)
-    cap = unit if spec.sizes_rule == "ext" else None
+    cap = unit if spec.sizes_rule is Sizes.EXT else None
     return schedule.imb_lengths(cfg.msglog_min, cfg.msglog_max, cfg.zero_size, unit, cap)
 
 

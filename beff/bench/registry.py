@@ -47,6 +47,26 @@ AGGREGATE = "aggregate"
 NON_AGGREGATE = "non-aggregate"
 
 
+class Sizes(str, enum.Enum):
+    """A benchmark's message lengths: IMB's (0, 2^min .. 2^max or -msglen), IMB-EXT's (the
+    second length at most one element, whatever -msglog's min) or one element only."""
+
+    IMB = "imb"
+    EXT = "ext"
+    ELEMENT = "element"
+
+
+class Root(str, enum.Enum):
+    """How a rooted benchmark's root moves from call to call: by -root_shift (FLAG: 0 or 1),
+    always (root = call index mod NP), by -root_shift in the pure pass and always in the
+    overlap pass (OVERLAP: IMB-NBC's Ireduce), or never (root 0)."""
+
+    FLAG = "flag"
+    ALWAYS = "always"
+    OVERLAP = "overlap"
+    NEVER = "never"
+
+
 class Kind(str, enum.Enum):
     """IMB's benchmark classes; they choose the process counts and the output table."""
 
@@ -88,10 +108,7 @@ class BenchmarkSpec:
     metrics: tuple[Metric, ...] = (TIME,)
     columns: tuple[str, ...] = ()  # ids of beff.results.columns; () = the kind's columns
     modes: tuple[str, ...] = ("",)  # run order, e.g. (AGGREGATE, NON_AGGREGATE); "" = none
-    # How a rooted benchmark's root moves from call to call: "flag" (by -root_shift: 0 or
-    # 1), "always" (root = call index mod NP), "overlap" (by -root_shift in the pure pass,
-    # always in the overlap pass: IMB-NBC's Ireduce) or "never" (root 0).
-    root_rotation: str = "flag"
+    root_rotation: Root = Root.FLAG
     # The calls are bound to one send and one receive buffer (persistent requests), so
     # -off_cache has no effect.
     one_buffer: bool = False
@@ -101,9 +118,7 @@ class BenchmarkSpec:
     # Bytes per rank of resources beyond the send/receive buffers (RMA windows, I/O buffers)
     # at message length X with NP ranks; they count towards -mem.
     other_memory: Callable[[int, int], float] | None = None
-    # Message lengths: "imb" (0, 2^min .. 2^max), "ext" (IMB-EXT: the second length is at
-    # most one element, whatever -msglog's min) or "element" (one element only).
-    sizes_rule: str = "imb"
+    sizes_rule: Sizes = Sizes.IMB
     # Bytes the lengths are multiples of; 0 = the size of -data_type (-red_data_type for
     # reductions).
     size_unit: int = 0

@@ -29,7 +29,7 @@ import numpy as np
 
 from beff.bench import check
 from beff.bench.ctx import Ctx, Tally
-from beff.bench.registry import Kind, Runner, benchmark
+from beff.bench.registry import Kind, Root, Runner, benchmark
 from beff.core import counts as counts_
 from beff.core.buffers import BufferSet
 from beff.core.capi import barrier_loop, loop
@@ -175,8 +175,8 @@ MakeRun = Callable[[Ctx, int, BufferSet, BufferSet, DType, int, Tally], Runner]
 def root_step(ctx: Ctx) -> int:
     """How far the root moves after each call (spec.root_rotation)."""
     rotation = ctx.spec.root_rotation
-    return 1 if rotation in ("always", "overlap") or (rotation == "flag"
-                                                       and ctx.cfg.root_shift) else 0
+    return 1 if rotation in (Root.ALWAYS, Root.OVERLAP) or (rotation is Root.FLAG
+                                                             and ctx.cfg.root_shift) else 0
 
 
 def _last_root(ctx: Ctx, tally: Tally) -> int:

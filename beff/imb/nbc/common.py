@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from beff.bench.ctx import Ctx, Tally
-from beff.bench.registry import Kind, Metric, Runner, benchmark, load_suite
+from beff.bench.registry import Kind, Metric, Root, Runner, benchmark, load_suite
 from beff.core import capi, cpu
 from beff.core.buffers import BufferSet
 from beff.core.capi import F32Array, loop
@@ -179,7 +179,7 @@ def overlap_run(ctx: Ctx, call: int, sb: BufferSet, rb: BufferSet, t: DType, cnt
     a = coll.call_args(ctx, call, sb, rb, t, cnt)
     step = coll.root_step(ctx)  # the overlap pass's (or the only pass's)
     # IMB's Ireduce: the pure pass follows -root_shift
-    pure_step = int(ctx.cfg.root_shift) if spec.root_rotation == "overlap" else step
+    pure_step = int(ctx.cfg.root_shift) if spec.root_rotation is Root.OVERLAP else step
     st, req = ctx.scratch(1, 1)
     work = cpu.workspace()
     ctx.keep(work)
@@ -305,10 +305,10 @@ def register(suite: str, persistent: bool, defaults: frozenset[str] | None = Non
         fields: dict[str, Any] = {k: getattr(twin, k) for k in MPI1_FIELDS}
         if persistent:
             # One loop creates every kind of request, so it needs them all.
-            fields.update(one_buffer=True, root_rotation="never",
+            fields.update(one_buffer=True, root_rotation=Root.NEVER,
                           requires=tuple(capi.PERSISTENT))
         elif op.call == REDUCE:
-            fields.update(root_rotation="overlap")
+            fields.update(root_rotation=Root.OVERLAP)
         columns = OVERLAP_COLUMNS[1:] if kind is Kind.SYNC else OVERLAP_COLUMNS
         for pure in (False, True):
             kernel = _kernel(op)
@@ -317,7 +317,7 @@ def register(suite: str, persistent: bool, defaults: frozenset[str] | None = Non
             default = not pure and (defaults is None or name in defaults)
             extra: dict[str, Any] = ({} if pure else
                                      {"metrics": OVERLAP_METRICS, "columns": columns})
-            if pure and fields.get("root_rotation") == "overlap":
-                extra["root_rotation"] = "flag"  # Ireduce_pure: no overlap pass
+            if pure and fields.get("root_rotation") is Root.OVERLAP:
+                extra["root_rotation"] = Root.FLAG  # Ireduce_pure: no overlap pass
             benchmark(full, suite=suite, kind=kind, default=default,
                       bytes_counted=twin.bytes_counted, **{**fields, **extra})(kernel)

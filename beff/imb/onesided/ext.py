@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from beff.bench.ctx import Ctx, Tally
-from beff.bench.registry import AGGREGATE, NON_AGGREGATE, Kind, Runner, benchmark
+from beff.bench.registry import AGGREGATE, NON_AGGREGATE, Kind, Runner, Sizes, benchmark
 from beff.core import capi
 from beff.imb.onesided import common
 from beff.imb.onesided.common import ACC, GET, N_BARR, PUT
@@ -29,7 +29,8 @@ SUITE = "ext"
 MODES = (AGGREGATE, NON_AGGREGATE)
 # Every operation is fenced with the partner: timed in batches, each batch's start skew would
 # be charged to its first fence, so a sample is one batch, as IMB's single call.
-EXT: dict[str, Any] = {"suite": SUITE, "sizes_rule": "ext", "size_unit": 4, "single_batch": True}
+EXT: dict[str, Any] = {"suite": SUITE, "sizes_rule": Sizes.EXT, "size_unit": 4,
+                       "single_batch": True}
 TRANSFER: dict[str, Any] = {**EXT, "kind": Kind.SINGLE_TRANSFER, "procs": 2, "modes": MODES}
 
 

@@ -33,7 +33,15 @@ import numpy as np
 
 from beff.bench import check
 from beff.bench.ctx import Ctx, Tally
-from beff.bench.registry import AGGREGATE, NON_AGGREGATE, Kind, Metric, Runner, benchmark
+from beff.bench.registry import (
+    AGGREGATE,
+    NON_AGGREGATE,
+    Kind,
+    Metric,
+    Runner,
+    Sizes,
+    benchmark,
+)
 from beff.core import capi, cpu
 from beff.core.buffers import BufferSet
 from beff.imb.onesided import common
@@ -329,7 +337,7 @@ def get_accumulate(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     yield from _pair(ctx, nbytes, GET_ACC, reduction=True)
 
 
-@benchmark("Fetch_and_op", **TWO_MODES, reduction=True, sizes_rule="element",
+@benchmark("Fetch_and_op", **TWO_MODES, reduction=True, sizes_rule=Sizes.ELEMENT,
            bytes_counted="one MPI_FLOAT (4 bytes) per operation; Mbytes/sec = 4 / t")
 @contextmanager
 def fetch_and_op(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
@@ -342,7 +350,7 @@ def fetch_and_op(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     yield from _pair(ctx, nbytes, FETCH_OP, reduction=True)
 
 
-@benchmark("Compare_and_swap", **TWO_MODES, sizes_rule="element", size_unit=4, recvbuf=3.0,
+@benchmark("Compare_and_swap", **TWO_MODES, sizes_rule=Sizes.ELEMENT, size_unit=4, recvbuf=3.0,
            comments=("Uses MPI_INT data type",),
            bytes_counted="one MPI_INT (4 bytes) per operation; Mbytes/sec = 4 / t")
 @contextmanager
