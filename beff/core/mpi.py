@@ -118,6 +118,7 @@ def init(thread_level: str = "single",
     _root = MPI.COMM_WORLD.bcast((socket.gethostname(), os.getpid()), root=0)
     if MPI.COMM_WORLD.Get_rank() == 0:
         _watch_signals()
+    injected_stop("init")
     return MPI
 
 
@@ -130,6 +131,20 @@ def mpi() -> types.ModuleType:
     if _MPI is None:
         raise RuntimeError("MPI is not initialized")
     return _MPI
+
+
+def allreduce_number(comm: Any, value: bool | int | float, op: Any) -> Any:
+    """``comm.allreduce(value, op=op)`` for one number, through a buffer.
+
+    mpi4py's object reductions (``allreduce``, ``reduce``) keep the interpreter lock while
+    they wait, so no watchdog thread could run while a rank waits there for a stopped one;
+    its buffer collectives let go of it. Returns a value of ``value``'s type.
+    """
+    import numpy as np
+
+    buf = np.array([value], dtype=np.float64 if isinstance(value, float) else np.int64)
+    comm.Allreduce(mpi().IN_PLACE, buf, op=op)
+    return type(value)(buf[0].item())
 
 
 def on_abort(func: Callable[[], None], again: bool = False) -> None:
@@ -170,6 +185,21 @@ def injected_fault(benchmark: str, rank: int) -> None:
     target = os.environ.get("BEFF_TEST_FAIL")
     if target and target.lower() == f"{rank}:{benchmark}".lower():
         raise RuntimeError(f"injected failure (BEFF_TEST_FAIL={target})")
+
+
+def injected_stop(point: str) -> None:
+    """Test-only hook: ``BEFF_TEST_STOP=RANK:POINT`` stops that rank with SIGSTOP (as a
+    hung node or a user's ^Z would) at that point of start-up, once: ``init`` (MPI_Init
+    done), ``backend`` (selecting the timed loops), ``metadata`` (each rank's facts),
+    ``calibration`` (in IMB's first calibration, before its first reduction)."""
+    target = os.environ.get("BEFF_TEST_STOP")
+    if not target or _MPI is None:
+        return
+    if target.lower() == f"{_MPI.COMM_WORLD.Get_rank()}:{point}".lower():
+        del os.environ["BEFF_TEST_STOP"]
+        sys.stderr.write(f"beff: test hook: rank stops at {point}\n")
+        sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGSTOP)
 
 
 def _run_cleanup(funcs: list[Callable[[], None]] | None = None) -> None:

@@ -79,7 +79,7 @@ def main(suite: str, argv: list[str]) -> None:
 
     one_sided = suite in ("ext", "rma")
     runtime.run_job(thread_level_before_init(overrides), prepare, run,
-                    _mpi.OMPI_ONE_SIDED_SETTINGS if one_sided else None)
+                    _mpi.OMPI_ONE_SIDED_SETTINGS if one_sided else None, overrides=overrides)
 
 
 def fit_msglog(cfg: RunConfig) -> None:

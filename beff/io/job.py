@@ -43,7 +43,7 @@ def main(overrides: dict[str, Any]) -> None:
         check_output_path(cfg.output, cfg.force, cfg.config_file)
         return cfg
 
-    runtime.run_job(thread_level_before_init(overrides), prepare, run)
+    runtime.run_job(thread_level_before_init(overrides), prepare, run, overrides=overrides)
 
 
 def run(MPI: types.ModuleType, cfg: RunConfig) -> None:
