@@ -18,7 +18,7 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from beff.core import backstop
+from beff.core import backstop, shm
 from beff.core.errors import BeffError, exit_code
 
 _MPI: types.ModuleType | None = None
@@ -116,10 +116,21 @@ def init(thread_level: str = "single",
     _install_abort_hook()
     global _root
     _root = MPI.COMM_WORLD.bcast((socket.gethostname(), os.getpid()), root=0)
+    # MPICH's shared-memory segment: mapped by every rank of the node now, so its name can
+    # go; an aborted or killed job then leaves nothing in /dev/shm (see beff.core.shm).
+    if MPI.COMM_WORLD.Get_rank() == 0:
+        shm.remember_job()
+    shm.release_mapped(startup=True)
+    on_abort(_release_segments)
     if MPI.COMM_WORLD.Get_rank() == 0:
         _watch_signals()
     injected_stop("init")
     return MPI
+
+
+def _release_segments() -> None:
+    """Before an abort: unlink the MPICH segments still named (one made after start-up)."""
+    shm.release_mapped()
 
 
 def initialized() -> bool:
