@@ -22,7 +22,6 @@ the earliest deadline counts. This module imports nothing of MPI.
 
 from __future__ import annotations
 
-import ctypes
 import faulthandler
 import signal
 import sys
@@ -37,33 +36,34 @@ _SIGEV_SIGNAL = 0
 
 _lock = threading.Lock()
 _deadlines: dict[str, float] = {}
-_timer: ctypes.c_void_p | None = None
+_timer: Any = None  # the timer_t, once made
 _settime: Any = None  # libc's timer_settime
+_itimerspec: Any = None  # its argument's ctypes type
 _tried = False
-
-
-class _Timespec(ctypes.Structure):
-    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
-
-
-class _Itimerspec(ctypes.Structure):
-    _fields_ = [("it_interval", _Timespec), ("it_value", _Timespec)]
-
-
-class _Sigevent(ctypes.Structure):  # Linux: 64 bytes
-    _fields_ = [("sigev_value", ctypes.c_void_p), ("sigev_signo", ctypes.c_int),
-                ("sigev_notify", ctypes.c_int), ("_pad", ctypes.c_int * 12)]
 
 
 def _make_timer() -> bool:
     """Install ``_exit`` as SIGQUIT's handler and create the timer that sends SIGQUIT (once);
-    False where that is not possible here."""
-    global _timer, _settime, _tried
+    False where that is not possible here. (ctypes is imported only now: the command line's
+    quick answers, --version and the like, do not pay for it.)"""
+    global _timer, _settime, _itimerspec, _tried
     if _tried:
         return _timer is not None
     _tried = True
     if not sys.platform.startswith("linux") or int(signal.SIGQUIT) != 3:
         return False
+    import ctypes
+
+    class Timespec(ctypes.Structure):
+        _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+    class Itimerspec(ctypes.Structure):
+        _fields_ = [("it_interval", Timespec), ("it_value", Timespec)]
+
+    class Sigevent(ctypes.Structure):  # Linux: 64 bytes
+        _fields_ = [("sigev_value", ctypes.c_void_p), ("sigev_signo", ctypes.c_int),
+                    ("sigev_notify", ctypes.c_int), ("_pad", ctypes.c_int * 12)]
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         try:
@@ -71,12 +71,12 @@ def _make_timer() -> bool:
         except AttributeError:  # glibc before 2.34
             librt = ctypes.CDLL("librt.so.1", use_errno=True)
             create, settime = librt.timer_create, librt.timer_settime
-        create.argtypes = [ctypes.c_int, ctypes.POINTER(_Sigevent),
+        create.argtypes = [ctypes.c_int, ctypes.POINTER(Sigevent),
                            ctypes.POINTER(ctypes.c_void_p)]
-        settime.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(_Itimerspec),
+        settime.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(Itimerspec),
                             ctypes.c_void_p]
         timer = ctypes.c_void_p()
-        event = _Sigevent(sigev_signo=signal.SIGQUIT, sigev_notify=_SIGEV_SIGNAL)
+        event = Sigevent(sigev_signo=signal.SIGQUIT, sigev_notify=_SIGEV_SIGNAL)
         if create(_CLOCK_MONOTONIC, ctypes.byref(event), ctypes.byref(timer)) != 0:
             return False
         install = libc.signal
@@ -87,15 +87,17 @@ def _make_timer() -> bool:
             return False
     except (OSError, AttributeError):
         return False
-    _timer, _settime = timer, settime
+    _timer, _settime, _itimerspec = timer, settime, Itimerspec
     return True
 
 
 def _set_timer(seconds: float) -> None:
     """SIGQUIT in ``seconds`` (0: never)."""
-    assert _settime is not None
+    import ctypes
+
     whole = int(seconds)
-    spec = _Itimerspec(it_value=_Timespec(whole, int((seconds - whole) * 1e9)))
+    spec = _itimerspec()
+    spec.it_value.tv_sec, spec.it_value.tv_nsec = whole, int((seconds - whole) * 1e9)
     _settime(_timer, 0, ctypes.byref(spec), None)
 
 
