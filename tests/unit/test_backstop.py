@@ -102,3 +102,20 @@ def test_local_work_lifts_the_step_guard_and_arms_it_again_in_full() -> None:
     with mpi.unguarded():  # no guard: nothing to lift, nothing armed after
         pass
     assert mpi._guard is None and "stall" not in backstop.armed()
+
+
+def test_beff_calls_no_object_reduction() -> None:
+    """mpi4py's object ``allreduce``/``reduce`` keep the interpreter lock while they wait
+    (measured with mpi4py 4.1 and MPICH 5: a watchdog thread did not run until they
+    returned; object bcast, gather, allgather and scatter let go of it): beff reduces
+    buffers instead (``beff.core.mpi.allreduce_number``)."""
+    import re
+    from pathlib import Path
+
+    import beff
+
+    calls = re.compile(r"\w*(comm|world|COMM_\w+)\w*\.(allreduce|reduce|scan|exscan)\(")
+    found = [f"{path.name}:{n}" for path in Path(beff.__file__).parent.rglob("*.py")
+             for n, line in enumerate(path.read_text().splitlines(), 1)
+             if calls.search(line.split("#")[0]) and '"""' not in line and "``" not in line]
+    assert found == []
