@@ -122,7 +122,7 @@ def run(suite_name: str, overrides: dict[str, Any]) -> None:
             sys.exit(1)
 
     runtime.run_job(thread_level(suite, overrides), preparer(suite, overrides), job,
-                    OMPI_ONE_SIDED_SETTINGS if suite.one_sided else None)
+                    OMPI_ONE_SIDED_SETTINGS if suite.one_sided else None, overrides=overrides)
 
 
 def _config_dict(cfg: RunConfig) -> dict[str, Any]:

@@ -208,11 +208,19 @@ def on_a_pty(cmd: list[str], env: dict[str, str], timeout: float = 120,
 def assert_watchdog_fired(proc: subprocess.Popen[str], err: str, waited: float,
                           guard_s: int) -> None:
     """Rank 0's guard fired (or, where a call keeps the GIL, e.g. Open MPI's communicator
-    creation, its backstop 10 s later) and ended the job within a minute."""
+    creation, its backstop a few seconds later) and ended the job within a minute."""
     assert proc.returncode != 0
     fired = "beff: watchdog on rank 0:" in err and f"made no progress for {guard_s} s" in err
-    assert fired or f"Timeout (0:00:{guard_s + 10})!" in err, err
+    assert fired or "Timeout (0:00:" in err, err
     assert waited < 60  # the guard; aborting an oversubscribed job takes a few seconds more
+
+
+def process_state(pid: int) -> str:
+    """The state letter of process ``pid`` (``T``: stopped), or "" once it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
 
 
 def assert_failed_without_files(r: Result, rank: int, io_dir: Path, out: Path) -> RunRecord:

@@ -145,7 +145,7 @@ class Driver:
         _mpi.injected_fault(spec.name, self.world.Get_rank())
         self.current = spec
         missing = [name for name in spec.requires if not capi.has(name)]
-        if spec.requires and self.world.allreduce(bool(missing), op=self.MPI.LOR):
+        if spec.requires and _mpi.allreduce_number(self.world, bool(missing), self.MPI.LOR):
             if self.world.Get_rank() == 0:
                 emit(self.unsupported(spec, missing))
             return
@@ -385,11 +385,14 @@ class Driver:
             wall = wtime() - start
             return float(max(reported, wall) if reported == reported else wall) / k
 
-        t = comm.allreduce(timed(1), op=MPI.MAX)
-        k = comm.allreduce(schedule.calibration_test_count(t), op=MPI.MAX)
+        # buffer reductions: mpi4py's object ones keep the watchdogs from running meanwhile
+        t = timed(1)
+        _mpi.injected_stop("calibration")  # the others wait in the reduction
+        t = _mpi.allreduce_number(comm, t, MPI.MAX)
+        k = _mpi.allreduce_number(comm, int(schedule.calibration_test_count(t)), MPI.MAX)
         n = min(n0, k)
         if n > 1:
-            t = comm.allreduce(timed(n), op=MPI.MAX)
+            t = _mpi.allreduce_number(comm, timed(n), MPI.MAX)
         t_sample = schedule.time_limited_count(n0, cfg.time, t)
         if cfg.msglen is not None and spec.kind is not Kind.SYNC:
             n = min(n0, schedule.monotone_count(t_sample, nbytes, history))

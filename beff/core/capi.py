@@ -258,10 +258,11 @@ class Backend:
         """The loop's compiled form (compiled, or loaded from the cache, on first use)."""
         fn = lf.compiled.get(self.name)
         if fn is None:
-            self.bind_helpers()
-            t0 = time.perf_counter()
-            fn = lf.compiled[self.name] = self.compile(lf)
-            self.compile_seconds += time.perf_counter() - t0
+            with _mpi.unguarded():  # local work, however long it takes: not a stall
+                self.bind_helpers()
+                t0 = time.perf_counter()
+                fn = lf.compiled[self.name] = self.compile(lf)
+                self.compile_seconds += time.perf_counter() - t0
         return fn
 
     def compile(self, lf: LoopFunc) -> Callable[..., Any]:
@@ -520,11 +521,17 @@ def start(choice: str) -> tuple[dict[str, Any] | None, str | None]:
     to print when ``auto`` fell back to python; None elsewhere.
     """
     world = _mpi.mpi().COMM_WORLD
-    backend, warning = select(choice)
-    if not world.allreduce(backend.name == "jit", op=_mpi.mpi().LAND) and backend.name == "jit":
+    with _mpi.unguarded():  # importing numba, loading or compiling: local work
+        backend, warning = select(choice)
+    _mpi.injected_stop("backend")
+    # a buffer reduction: an object one would keep the watchdogs from running while it waits
+    if not _mpi.allreduce_number(world, backend.name == "jit", _mpi.mpi().LAND) and \
+            backend.name == "jit":
         backend, _ = select("python")
     warnings = world.gather(warning, root=0)
-    overheads = world.gather(measure_overhead(), root=0)
+    with _mpi.unguarded():
+        overhead = measure_overhead()
+    overheads = world.gather(overhead, root=0)
     if overheads is None or warnings is None:
         return None, None
     first = next((w for w in warnings if w), None)

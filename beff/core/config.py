@@ -12,6 +12,7 @@ import math
 import secrets
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -245,6 +246,28 @@ def thread_level_before_init(overrides: dict[str, Any]) -> str:
         except UsageError:
             pass
     return "single"
+
+
+def limits_before_init(overrides: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    """``--timeout`` and ``--stall-timeout`` before MPI_Init: from the flags, else the TOML
+    file, as every rank reads them. A value rank 0 is going to refuse counts as unset."""
+    toml: dict[str, Any] | None = None
+    found: list[float | None] = []
+    for key in ("timeout", "stall_timeout"):
+        value = overrides.get(key)
+        path = overrides.get("config_file")
+        if value is None and path:
+            if toml is None:
+                try:
+                    toml = load_toml(path)
+                except UsageError:
+                    toml = {}
+            value = toml.get(key)
+        try:
+            found.append(check_value(key, value))
+        except UsageError:
+            found.append(None)
+    return found[0], found[1]
 
 
 def check_value(key: str, value: Any, source: str = "cli") -> Any:

@@ -6,6 +6,7 @@ It applies the thread level before MPI_Init_thread, installs the abort-on-except
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import os
 import signal
@@ -14,9 +15,10 @@ import sys
 import threading
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from beff.core import backstop, shm
 from beff.core.errors import BeffError, exit_code
 
 _MPI: types.ModuleType | None = None
@@ -114,9 +116,21 @@ def init(thread_level: str = "single",
     _install_abort_hook()
     global _root
     _root = MPI.COMM_WORLD.bcast((socket.gethostname(), os.getpid()), root=0)
+    # MPICH's shared-memory segment: mapped by every rank of the node now, so its name can
+    # go; an aborted or killed job then leaves nothing in /dev/shm (see beff.core.shm).
+    if MPI.COMM_WORLD.Get_rank() == 0:
+        shm.remember_job()
+    shm.release_mapped(startup=True)
+    on_abort(_release_segments)
     if MPI.COMM_WORLD.Get_rank() == 0:
         _watch_signals()
+    injected_stop("init")
     return MPI
+
+
+def _release_segments() -> None:
+    """Before an abort: unlink the MPICH segments still named (one made after start-up)."""
+    shm.release_mapped()
 
 
 def initialized() -> bool:
@@ -128,6 +142,20 @@ def mpi() -> types.ModuleType:
     if _MPI is None:
         raise RuntimeError("MPI is not initialized")
     return _MPI
+
+
+def allreduce_number(comm: Any, value: bool | int | float, op: Any) -> Any:
+    """``comm.allreduce(value, op=op)`` for one number, through a buffer.
+
+    mpi4py's object reductions (``allreduce``, ``reduce``) keep the interpreter lock while
+    they wait, so no watchdog thread could run while a rank waits there for a stopped one;
+    its buffer collectives let go of it. Returns a value of ``value``'s type.
+    """
+    import numpy as np
+
+    buf = np.array([value], dtype=np.float64 if isinstance(value, float) else np.int64)
+    comm.Allreduce(mpi().IN_PLACE, buf, op=op)
+    return type(value)(buf[0].item())
 
 
 def on_abort(func: Callable[[], None], again: bool = False) -> None:
@@ -168,6 +196,21 @@ def injected_fault(benchmark: str, rank: int) -> None:
     target = os.environ.get("BEFF_TEST_FAIL")
     if target and target.lower() == f"{rank}:{benchmark}".lower():
         raise RuntimeError(f"injected failure (BEFF_TEST_FAIL={target})")
+
+
+def injected_stop(point: str) -> None:
+    """Test-only hook: ``BEFF_TEST_STOP=RANK:POINT`` stops that rank with SIGSTOP (as a
+    hung node or a user's ^Z would) at that point of start-up, once: ``init`` (MPI_Init
+    done), ``backend`` (selecting the timed loops), ``metadata`` (each rank's facts),
+    ``calibration`` (in IMB's first calibration, before its first reduction)."""
+    target = os.environ.get("BEFF_TEST_STOP")
+    if not target or _MPI is None:
+        return
+    if target.lower() == f"{_MPI.COMM_WORLD.Get_rank()}:{point}".lower():
+        del os.environ["BEFF_TEST_STOP"]
+        sys.stderr.write(f"beff: test hook: rank stops at {point}\n")
+        sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGSTOP)
 
 
 def _run_cleanup(funcs: list[Callable[[], None]] | None = None) -> None:
@@ -246,28 +289,46 @@ def _install_abort_hook() -> None:
 
 
 WATCHDOG_EXIT = 3
+# A watchdog's backstop (beff.core.backstop) fires this long after the watchdog's deadline,
+# in case the watchdog's thread cannot run; a watchdog that fired must have aborted the job
+# within ABORT_BACKSTOP_S.
+BACKSTOP_S = 5.0
+ABORT_BACKSTOP_S = 15.0
 
 
 def _fire(message: str) -> None:
     """The watchdog's end: this rank's Python stacks on stderr, then abort the whole job."""
+    backstop.only("abort", ABORT_BACKSTOP_S)
     rank = _MPI.COMM_WORLD.Get_rank() if _MPI is not None else env_rank()
     sys.stderr.write(f"beff: watchdog on rank {rank}: {message}; Python stacks follow\n")
     sys.stderr.flush()
     faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+    if _MPI is None:  # still in MPI_Init: nothing to abort, the launcher ends the others
+        sys.stderr.flush()
+        os._exit(WATCHDOG_EXIT)
     abort(f"watchdog: {message}", WATCHDOG_EXIT)
+
+
+_watchdog: threading.Timer | None = None
 
 
 def start_watchdog(seconds: float) -> threading.Timer:
     """Abort the job, with every thread's stack on stderr, if it runs longer than ``seconds``
-    (``--timeout``)."""
+    (``--timeout``). Once per process: later calls return the running watchdog (the job
+    starts it before MPI_Init, :func:`beff.core.runtime.begin` asks again)."""
+    global _watchdog
+    if _watchdog is not None:
+        return _watchdog
     timer = threading.Timer(seconds, _fire, (f"the run exceeded --timeout {seconds:g} s",))
     timer.daemon = True
     timer.start()
+    backstop.arm("timeout", seconds + BACKSTOP_S)
+    _watchdog = timer
     return timer
 
 
 _guard: threading.Timer | None = None
-BACKSTOP_S = 10.0
+_guarding: tuple[float, str] | None = None
 
 
 def guard(seconds: float | None, what: str) -> None:
@@ -275,21 +336,36 @@ def guard(seconds: float | None, what: str) -> None:
 
     Each call replaces the previous guard; ``seconds=None`` lifts it. A rank that waits for a
     stopped or hung rank sits in an MPI call forever: its guard fires, prints its stack and
-    aborts the job, so no rank waits forever.
+    aborts the job, so no rank waits forever. The guard is a thread, which needs the
+    interpreter lock: a backstop ends the process BACKSTOP_S later without it (exit code 3).
     """
-    global _guard
+    global _guard, _guarding
     if _guard is not None:
         _guard.cancel()
         _guard = None
-        faulthandler.cancel_dump_traceback_later()
+    _guarding = None if seconds is None else (seconds, what)
     if seconds is None:
+        backstop.disarm("stall")
         return
     _guard = threading.Timer(seconds, _fire, (
         f"{what} made no progress for {seconds:g} s (a stopped or hung rank? "
         f"--stall-timeout sets this limit)",))
     _guard.daemon = True
     _guard.start()
-    # The timer needs the GIL, which a few MPI calls keep while they wait (mpi4py's
-    # communicator creation under Open MPI): faulthandler's own C thread is the backstop,
-    # dumping the stacks and ending the process a little later.
-    faulthandler.dump_traceback_later(seconds + BACKSTOP_S, exit=True, file=sys.stderr)
+    backstop.arm("stall", seconds + BACKSTOP_S)
+
+
+@contextlib.contextmanager
+def unguarded() -> Iterator[None]:
+    """Work that waits for no other rank (compiling or loading the timed loops, which can
+    take minutes on a loaded node) is not a stall: the guard is lifted meanwhile and armed
+    again, for its whole time, after. ``--timeout`` still holds."""
+    saved = _guarding
+    if saved is None:
+        yield
+        return
+    guard(None, "")
+    try:
+        yield
+    finally:
+        guard(*saved)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NoReturn, TypeVar
 
 from beff.core import mpi as _mpi
@@ -20,7 +20,14 @@ from beff.core.errors import UsageError
 
 T = TypeVar("T")
 OTHER_RANKS_EXIT_DELAY = 0.5
-STARTUP_GUARD_S = 600.0
+STARTUP_GUARD_S = 600.0  # each step of start-up, unless --stall-timeout says otherwise
+_startup_stall: float | None = None
+
+
+def startup_step(what: str) -> None:
+    """Guard the next step of start-up: ``--stall-timeout`` if given, else STARTUP_GUARD_S
+    (its local compiling and loading excepted: :func:`beff.core.mpi.unguarded`)."""
+    _mpi.guard(_startup_stall or STARTUP_GUARD_S, f"start-up ({what})")
 
 
 def usage_exit(message: str) -> NoReturn:
@@ -41,11 +48,23 @@ def usage_exit(message: str) -> NoReturn:
 
 def run_job(thread_level: str, prepare: Callable[[types.ModuleType], T],
             job: Callable[[types.ModuleType, T], None],
-            workarounds: dict[str, str] | None = None) -> NoReturn:
-    """Initialize MPI, let rank 0 validate with ``prepare``, broadcast, and run ``job``."""
+            workarounds: dict[str, str] | None = None, *,
+            overrides: Mapping[str, Any] | None = None) -> NoReturn:
+    """Initialize MPI, let rank 0 validate with ``prepare``, broadcast, and run ``job``.
+
+    ``overrides`` (the parsed flags, which every rank has before MPI_Init) give
+    ``--timeout`` and ``--stall-timeout`` (or the TOML file they name does): both watchdogs
+    then hold from MPI_Init on, not only from the first measurement.
+    """
+    global _startup_stall
+    from beff.core.config import limits_before_init
+
+    timeout, _startup_stall = limits_before_init(overrides or {})
+    if timeout is not None:
+        _mpi.start_watchdog(timeout)
+    startup_step("MPI_Init")
     MPI = _mpi.init(thread_level, workarounds)
-    # Start-up (validation, compiling or loading the timed loops) until the job's own guards.
-    _mpi.guard(STARTUP_GUARD_S, "start-up (validation, compiled loops, metadata)")
+    startup_step("validating the configuration")
     world = MPI.COMM_WORLD
     payload: tuple[str, object] | None = None
     if world.Get_rank() == 0:
@@ -73,11 +92,16 @@ def begin(MPI: types.ModuleType, timeout: float | None, backend: str,
     from beff.core.metadata import collect_rank, placement
 
     if timeout is not None:
-        _mpi.start_watchdog(timeout)
+        _mpi.start_watchdog(timeout)  # unless run_job started it at MPI_Init
+    startup_step("selecting the timed-loop backend")
     overhead, backend_warning = capi.start(backend)
+    startup_step("collecting each rank's facts")
+    _mpi.injected_stop("metadata")
     world = MPI.COMM_WORLD
     if not everywhere:
-        return world.gather(collect_rank(MPI), root=0), overhead, backend_warning
-    ranks = world.allgather(collect_rank(MPI))
-    placement(ranks)  # sets each rank's node id
+        ranks = world.gather(collect_rank(MPI), root=0)
+    else:
+        ranks = world.allgather(collect_rank(MPI))
+        placement(ranks)  # sets each rank's node id
+    startup_step("the job's set-up before its first measurement")
     return ranks, overhead, backend_warning

@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from beff.core import shm
 from beff.results import atomic
 
 NOTE = ("the run ended without closing the file (it was killed, or a rank failed on another "
@@ -120,6 +121,7 @@ def main(argv: list[str]) -> int:
         pass
     atomic.remove_copies(path, writer)  # a writer killed in an update leaves its copy
     mark_if_running(path, run_id)
+    shm.sweep_after_job()  # the job's MPICH segments, once its ranks are gone
     return 0
 
 

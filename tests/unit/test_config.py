@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from beff.core.config import RULES, build_config, check_value
+from beff.core.config import RULES, build_config, check_value, limits_before_init
 from beff.core.errors import UsageError
 
 
@@ -89,3 +89,16 @@ def test_beff_io_keys_stand_in_the_io_table(tmp_path: Path) -> None:
     path.write_text("[imb]\nscheduled_time = 90\n")
     with pytest.raises(UsageError, match="unknown key 'scheduled_time' in table"):
         build_config({}, str(path))
+
+
+def test_the_watchdog_limits_are_known_before_mpi_init(tmp_path: Path) -> None:
+    """Every rank reads --timeout and --stall-timeout from its flags, else the TOML file,
+    before MPI_Init; a value rank 0 will refuse (or an unreadable file) counts as unset."""
+    config = tmp_path / "c.toml"
+    config.write_text("timeout = 300\n[imb]\nstall_timeout = 30\n")
+    assert limits_before_init({}) == (None, None)
+    assert limits_before_init({"timeout": 20.0, "stall_timeout": 5}) == (20.0, 5.0)
+    assert limits_before_init({"config_file": str(config)}) == (300.0, 30.0)
+    assert limits_before_init({"config_file": str(config), "stall_timeout": 7.0}) == (300.0, 7.0)
+    assert limits_before_init({"timeout": 0.5, "stall_timeout": float("nan")}) == (None, None)
+    assert limits_before_init({"config_file": str(tmp_path / "missing.toml")}) == (None, None)

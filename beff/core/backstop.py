@@ -1,0 +1,143 @@
+"""The watchdogs' last resort: it ends the process without the interpreter lock.
+
+A watchdog (:mod:`beff.core.mpi`) is a Python thread, and no Python thread runs while
+another keeps the interpreter lock in a long C call (mpi4py's object ``allreduce`` does
+while it waits; beff no longer calls it where a watchdog must run, but a library may). Each
+watchdog therefore has a backstop, a little after its own deadline, that needs no lock:
+
+* faulthandler's C thread writes every Python thread's stack to stderr (under a
+  ``Timeout (h:mm:ss)!`` line);
+* a POSIX timer (``timer_create``) sends this process SIGQUIT :data:`EXIT_DELAY_S` later,
+  whose handler is libc's ``_exit`` itself: a handler receives the signal number, and SIGQUIT
+  is 3, so the process ends with exit code 3, :data:`beff.core.mpi.WATCHDOG_EXIT`, with no
+  Python and no lock involved. (Any SIGQUIT, e.g. Ctrl-\\, ends the process that way while
+  a backstop is armed.)
+
+Where the timer cannot be made (not Linux, no ``timer_create``), faulthandler ends the
+process itself after the stacks, with exit code 1.
+
+Several backstops may be armed at once (the job's ``--timeout``, the current step's guard);
+the earliest deadline counts. This module imports nothing of MPI.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+EXIT_DELAY_S = 1.0  # from the stacks to the exit: faulthandler writes them in milliseconds
+STDERR_FD = 2  # sys.stderr may be replaced (pytest) or have no descriptor
+_CLOCK_MONOTONIC = 1  # Linux
+_SIGEV_SIGNAL = 0
+
+_lock = threading.Lock()
+_deadlines: dict[str, float] = {}
+_timer: Any = None  # the timer_t, once made
+_settime: Any = None  # libc's timer_settime
+_itimerspec: Any = None  # its argument's ctypes type
+_tried = False
+
+
+def _make_timer() -> bool:
+    """Install ``_exit`` as SIGQUIT's handler and create the timer that sends SIGQUIT (once);
+    False where that is not possible here. (ctypes is imported only now: the command line's
+    quick answers, --version and the like, do not pay for it.)"""
+    global _timer, _settime, _itimerspec, _tried
+    if _tried:
+        return _timer is not None
+    _tried = True
+    if not sys.platform.startswith("linux") or int(signal.SIGQUIT) != 3:
+        return False
+    import ctypes
+
+    class Timespec(ctypes.Structure):
+        _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+    class Itimerspec(ctypes.Structure):
+        _fields_ = [("it_interval", Timespec), ("it_value", Timespec)]
+
+    class Sigevent(ctypes.Structure):  # Linux: 64 bytes
+        _fields_ = [("sigev_value", ctypes.c_void_p), ("sigev_signo", ctypes.c_int),
+                    ("sigev_notify", ctypes.c_int), ("_pad", ctypes.c_int * 12)]
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        try:
+            create, settime = libc.timer_create, libc.timer_settime
+        except AttributeError:  # glibc before 2.34
+            librt = ctypes.CDLL("librt.so.1", use_errno=True)
+            create, settime = librt.timer_create, librt.timer_settime
+        create.argtypes = [ctypes.c_int, ctypes.POINTER(Sigevent),
+                           ctypes.POINTER(ctypes.c_void_p)]
+        settime.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(Itimerspec),
+                            ctypes.c_void_p]
+        timer = ctypes.c_void_p()
+        event = Sigevent(sigev_signo=signal.SIGQUIT, sigev_notify=_SIGEV_SIGNAL)
+        if create(_CLOCK_MONOTONIC, ctypes.byref(event), ctypes.byref(timer)) != 0:
+            return False
+        install = libc.signal
+        install.restype = ctypes.c_void_p
+        install.argtypes = [ctypes.c_int, ctypes.c_void_p]
+        previous = install(signal.SIGQUIT, ctypes.cast(libc["_exit"], ctypes.c_void_p))
+        if previous == ctypes.c_void_p(-1).value:  # SIG_ERR
+            return False
+    except (OSError, AttributeError):
+        return False
+    _timer, _settime, _itimerspec = timer, settime, Itimerspec
+    return True
+
+
+def _set_timer(seconds: float) -> None:
+    """SIGQUIT in ``seconds`` (0: never)."""
+    import ctypes
+
+    whole = int(seconds)
+    spec = _itimerspec()
+    spec.it_value.tv_sec, spec.it_value.tv_nsec = whole, int((seconds - whole) * 1e9)
+    _settime(_timer, 0, ctypes.byref(spec), None)
+
+
+def _apply() -> None:
+    timer = _make_timer()
+    if not _deadlines:
+        faulthandler.cancel_dump_traceback_later()
+        if timer:
+            _set_timer(0)
+        return
+    delay = max(0.01, min(_deadlines.values()) - time.monotonic())
+    faulthandler.dump_traceback_later(delay, exit=not timer, file=STDERR_FD)
+    if timer:
+        _set_timer(delay + EXIT_DELAY_S)
+
+
+def arm(name: str, seconds: float) -> None:
+    """Write the stacks in ``seconds`` and end the process (code 3) a moment later, unless
+    :func:`disarm` ``name`` comes first; arming ``name`` again moves its deadline."""
+    with _lock:
+        _deadlines[name] = time.monotonic() + seconds
+        _apply()
+
+
+def disarm(name: str) -> None:
+    with _lock:
+        if _deadlines.pop(name, None) is not None:
+            _apply()
+
+
+def only(name: str, seconds: float) -> None:
+    """Lift every other backstop and arm ``name`` (a watchdog that fired: its abort)."""
+    with _lock:
+        _deadlines.clear()
+        _deadlines[name] = time.monotonic() + seconds
+        _apply()
+
+
+def armed() -> dict[str, float]:
+    """Seconds left to each armed backstop."""
+    now = time.monotonic()
+    with _lock:
+        return {name: deadline - now for name, deadline in _deadlines.items()}

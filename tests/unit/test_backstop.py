@@ -1,0 +1,121 @@
+"""The watchdogs' backstop ends a process whose interpreter lock is held (beff.core.backstop).
+
+Each case runs in a subprocess that arms a watchdog and then holds the lock in one long C
+call: ``sum(range(10**12))``. The builtin ``sum`` walks the range iterator in C, and the
+interpreter only hands the lock to another thread between bytecodes, so no other Python
+thread runs until it returns (hours later). (``time.sleep`` would not do: it lets go of the
+lock.) A ``threading.Timer`` due before the backstop proves it: it never prints.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from beff.core import backstop
+from beff.core.mpi import WATCHDOG_EXIT
+
+HOLD = "sum(range(10**12))  # holds the interpreter lock for hours"
+PROBE = ("threading.Timer(0.5, lambda: print('a Python thread ran', flush=True)).start()\n")
+
+
+def run(body: str, timeout: float = 60) -> tuple[subprocess.CompletedProcess[str], float]:
+    code = "import threading\n" + textwrap.dedent(body)
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=timeout)
+    return proc, time.monotonic() - start
+
+
+@pytest.mark.parametrize("arm", [
+    "from beff.core import backstop\nbackstop.arm('test', 1.0)",
+    # the watchdogs themselves: their threads cannot fire, their backstops do
+    "from beff.core import mpi\nmpi.BACKSTOP_S = 1.0\nmpi.guard(0.2, 'a step')",
+    "from beff.core import mpi\nmpi.BACKSTOP_S = 1.0\nmpi.start_watchdog(0.2)",
+], ids=["backstop", "guard", "timeout"])
+def test_the_backstop_ends_a_process_that_holds_the_lock(arm: str) -> None:
+    proc, took = run(f"{arm}\n{PROBE}{HOLD}\nprint('returned')\n")
+    assert proc.returncode == WATCHDOG_EXIT, (proc.returncode, proc.stderr)
+    assert "a Python thread ran" not in proc.stdout  # the lock really was held
+    assert "watchdog on rank" not in proc.stderr  # the watchdog's thread never ran either
+    assert "Timeout (0:00:" in proc.stderr, proc.stderr  # faulthandler's stacks
+    assert "most recent call first" in proc.stderr and "<string>" in proc.stderr
+    assert took < 1.0 + backstop.EXIT_DELAY_S + 20  # the process start, on a loaded machine
+
+
+def test_a_disarmed_backstop_lets_the_process_live() -> None:
+    proc, _ = run("""
+        import time
+        from beff.core import backstop
+        backstop.arm('a', 1.0)
+        backstop.arm('b', 1.5)
+        backstop.disarm('a')
+        backstop.disarm('b')
+        time.sleep(1.0 + 0.5 + backstop.EXIT_DELAY_S + 1.0)
+        print('alive')
+    """)
+    assert proc.returncode == 0 and proc.stdout.strip() == "alive", proc.stderr
+
+
+def test_the_earliest_of_several_backstops_counts() -> None:
+    proc, took = run(f"""
+        from beff.core import backstop
+        backstop.arm('late', 600.0)
+        backstop.arm('early', 1.0)
+        {HOLD}
+    """)
+    assert proc.returncode == WATCHDOG_EXIT and "Timeout (0:00:0" in proc.stderr, proc.stderr
+    assert took < 60
+
+
+def test_armed_reports_the_time_left() -> None:
+    try:
+        backstop.arm("test-report", 300.0)
+        left = backstop.armed()["test-report"]
+        assert 290 < left <= 300
+    finally:
+        backstop.disarm("test-report")
+    assert "test-report" not in backstop.armed()
+
+
+def test_local_work_lifts_the_step_guard_and_arms_it_again_in_full() -> None:
+    """Compiling the timed loops (``unguarded``) is not a stall: the guard and its backstop
+    are off meanwhile, and on again after, for the guard's whole time."""
+    from beff.core import mpi
+
+    try:
+        mpi.guard(300.0, "a step")
+        with mpi.unguarded():
+            assert mpi._guard is None and "stall" not in backstop.armed()
+            with mpi.unguarded():  # nested: still off
+                assert "stall" not in backstop.armed()
+            assert "stall" not in backstop.armed()
+        assert mpi._guarding == (300.0, "a step") and mpi._guard is not None
+        assert 300.0 < backstop.armed()["stall"] <= 300.0 + mpi.BACKSTOP_S
+    finally:
+        mpi.guard(None, "")
+    assert "stall" not in backstop.armed()
+    with mpi.unguarded():  # no guard: nothing to lift, nothing armed after
+        pass
+    assert mpi._guard is None and "stall" not in backstop.armed()
+
+
+def test_beff_calls_no_object_reduction() -> None:
+    """mpi4py's object ``allreduce``/``reduce`` keep the interpreter lock while they wait
+    (measured with mpi4py 4.1 and MPICH 5: a watchdog thread did not run until they
+    returned; object bcast, gather, allgather and scatter let go of it): beff reduces
+    buffers instead (``beff.core.mpi.allreduce_number``)."""
+    import re
+    from pathlib import Path
+
+    import beff
+
+    calls = re.compile(r"\w*(comm|world|COMM_\w+)\w*\.(allreduce|reduce|scan|exscan)\(")
+    found = [f"{path.name}:{n}" for path in Path(beff.__file__).parent.rglob("*.py")
+             for n, line in enumerate(path.read_text().splitlines(), 1)
+             if calls.search(line.split("#")[0]) and '"""' not in line and "``" not in line]
+    assert found == []
