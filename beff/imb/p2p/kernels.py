@@ -37,7 +37,7 @@ LINE = 64  # IMB-P2P touches one byte per cache line of this length
 C: Any = None  # the C bindings, substituted by the backend
 
 # The partner choice runs inside the timed loops: the pure functions, compiled as helpers.
-for _func in (partners.random_pair, partners.shuffle_ring, partners.ring_neighbours):
+for _func in partners.HELPERS:
     helper(_func)
 
 

@@ -16,12 +16,18 @@
 
 The generator keeps its state modulo 2^63 instead of 2^64: the bits of an LCG's state depend
 only on the same and lower bits of the previous state, so bits 24..55 (the draw) are the same
-as IMB's, and every intermediate value fits a signed 64-bit integer. That lets the same
-functions run in Python and, compiled by numba, inside the timed loops
-(:func:`beff.core.capi.helper`): integer arithmetic only, no calls between them.
+as IMB's. The product is formed from 31- and 32-bit pieces so that no intermediate value
+exceeds a signed 64-bit integer: numba compiles signed arithmetic on the assumption that it
+never overflows, so a wrapping product would not be reliable there. The same functions thus
+run in Python and, compiled by numba, inside the timed loops (:func:`beff.core.capi.helper`);
+they call each other as ``C.<name>``, which is this module in Python and the compiled helpers
+in a loop.
 """
 
 from __future__ import annotations
+
+import sys
+from typing import Any
 
 import numpy as np
 
@@ -29,6 +35,10 @@ MULTIPLIER = 7560690468208412377
 INCREMENT = 4343336064253945357
 STATE_MASK = (1 << 63) - 1
 DRAW_MASK = 0xFFFFFFFF
+LOW31 = (1 << 31) - 1
+LOW32 = (1 << 32) - 1
+MUL_LOW = MULTIPLIER & LOW31  # MULTIPLIER = MUL_HIGH * 2^31 + MUL_LOW
+MUL_HIGH = MULTIPLIER >> 31
 DEFAULT_SEED = 0  # IMB-P2P starts every size's warm-up and timed loop from 0
 
 # Messages each rank starts per iteration, counted as IMB-P2P counts them (its
@@ -38,20 +48,33 @@ MESSAGES_PER_ITERATION = {"PingPong": 1, "PingPing": 1, "Unirandom": 1, "Birando
                           "SendRecv_Replace": 1}
 
 
+def add63(x: int, y: int) -> int:
+    """(x + y) mod 2^63 for 0 <= x, y < 2^63, without overflow."""
+    room = STATE_MASK - y
+    return x - room - 1 if x > room else x + y
+
+
 def lcg_next(state: int) -> tuple[int, int]:
     """(new state, draw): one step of IMB-P2P's generator (state kept modulo 2^63)."""
-    state = (state * MULTIPLIER + INCREMENT) & STATE_MASK
+    low = state & LOW31  # state = high * 2^31 + low
+    high = state >> 31
+    # state * MULTIPLIER mod 2^63 = low * MUL_LOW + 2^31 (high * MUL_LOW + low * MUL_HIGH)
+    #                                + 2^62 (high * MUL_HIGH), each term reduced first.
+    cross = ((high * MUL_LOW) & LOW32) + ((low * MUL_HIGH) & LOW32)
+    state = C.add63(low * MUL_LOW, (cross & LOW32) << 31)
+    state = C.add63(state, (high & MUL_HIGH & 1) << 62)
+    state = C.add63(state, INCREMENT)
     return state, (state >> 24) & DRAW_MASK
 
 
 def random_pair(state: int, nranks: int) -> tuple[int, int, int]:
     """(new state, rank0, rank1) of one Unirandom/Birandom step: two different ranks."""
-    state = (state * MULTIPLIER + INCREMENT) & STATE_MASK
-    rank0 = ((state >> 24) & DRAW_MASK) % nranks
+    state, draw = C.lcg_next(state)
+    rank0 = draw % nranks
     rank1 = rank0
     while rank1 == rank0:
-        state = (state * MULTIPLIER + INCREMENT) & STATE_MASK
-        rank1 = ((state >> 24) & DRAW_MASK) % nranks
+        state, draw = C.lcg_next(state)
+        rank1 = draw % nranks
     return state, rank0, rank1
 
 
@@ -60,8 +83,8 @@ def shuffle_ring(state: int, ring: np.ndarray) -> int:
     place; returns the new state."""
     nranks = ring.shape[0]
     for i in range(nranks):
-        state = (state * MULTIPLIER + INCREMENT) & STATE_MASK
-        j = ((state >> 24) & DRAW_MASK) % nranks
+        state, draw = C.lcg_next(state)
+        j = draw % nranks
         r = ring[i]
         ring[i] = ring[j]
         ring[j] = r
@@ -199,3 +222,8 @@ def iterations(size: int, max_iter: int, numerator: int) -> tuple[int, int]:
     if w == 0 and n > 1:
         w = 1
     return n, w
+
+
+# The functions the timed loops call, in the order they depend on each other.
+HELPERS = (add63, lcg_next, random_pair, shuffle_ring, ring_neighbours)
+C: Any = sys.modules[__name__]  # in a compiled loop: the backend's helpers
