@@ -50,6 +50,7 @@ SIGNATURES: dict[str, str] = {
     "Send": "i:pihiih",
     "Recv": "i:pihiihp",
     "Sendrecv": "i:pihiipihiihp",
+    "Sendrecv_replace": "i:pihiiiihp",  # IMB-P2P's SendRecv_Replace
     "Isend": "i:pihiihp",
     "Irecv": "i:pihiihp",
     "Wait": "i:pp",

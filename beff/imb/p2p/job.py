@@ -1,0 +1,223 @@
+"""IMB-P2P's job: its own schedule, not IMB-MPI1's time-based calibration.
+
+For each benchmark (in IMB-P2P's order, or as named) and each message size, on every rank of
+MPI_COMM_WORLD (a duplicate of it), as in IMB-P2P:
+
+    n, w = round(numerator / size) capped to [1, max], n div 10 (>= 1 when n > 1)
+    pause; barrier; w warm-up iterations; barrier; n timed iterations; pause; barrier
+
+(SendRecv_Replace has no barrier between its warm-up and its timed loop.) The pause is
+``-pause`` microseconds of sleep; the barrier is IMB-P2P's own (zero-byte MPI_Sendrecv
+rounds). A benchmark that IMB-P2P does not run on P processes (PingPong on an odd count, a
+stencil without a decomposition) gets a record without rows that says why, and IMB-P2P's
+line in its text. Each rank's loop seconds, message counts and defects are gathered on rank 0
+into one :class:`~beff.results.model.Measurement` per benchmark.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import types
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from beff.bench import args as imb_args
+from beff.bench.ctx import Ctx
+from beff.bench.registry import BenchmarkSpec, resolve
+from beff.core import capi
+from beff.core import mpi as _mpi
+from beff.core.config import RULES, RunConfig, stall_limit
+from beff.core.errors import UsageError
+from beff.core.progress import Bar
+from beff.core.suite import Suite
+from beff.imb.p2p import kernels, partners
+from beff.imb.p2p.options import MIB, message_sizes, parse_iter
+from beff.results.model import OK, UNSUPPORTED, Measurement, Result
+from beff.results.placement import placement_groups, placement_label
+
+# IMB-P2P times SendRecv_Replace's loop right after its warm-up, without a barrier.
+NO_BARRIER_AFTER_WARM_UP = frozenset({"SendRecv_Replace"})
+
+
+def foreign_flags(argv: list[str], suite: Suite) -> list[str]:
+    """The IMB-MPI1 flags in ``argv`` that IMB-P2P does not have (beff's own shared flags and
+    the suite's own are fine)."""
+    shared = {f for rule in RULES.values() if rule.family == "common" for f in rule.flags}
+    imb = set(imb_args.FLAGS) | set(imb_args.SWITCHES) | set(imb_args.REPEATED)
+    return [t for t in argv if t.lower() in imb and t not in shared
+            and suite.flag(t.lower()) is None]
+
+
+class P2PJob:
+    """One run of IMB-P2P."""
+
+    everywhere = False
+    streaming = True
+    network = True
+
+    def __init__(self, suite: Suite) -> None:
+        self.suite = suite.name
+        self.derived: dict[str, Any] = {}
+        self.benchmarks: list[str] = []
+        self.ranks: list[dict[str, Any]] = []
+        self.cfg: RunConfig | None = None
+
+    # ------------------------------------------------------------------ rank 0, before
+    def prepare(self, MPI: types.ModuleType, cfg: RunConfig) -> None:
+        from beff.core import suite as suites
+
+        suite = suites.get(self.suite)
+        foreign = foreign_flags(list(cfg.argv or [])[2:], suite)
+        if foreign:
+            raise UsageError(f"{foreign[0]} is not an option of IMB-P2P (see `beff list p2p`; "
+                             "its own: " + " ".join(f for o in suite.options for f in o.flags)
+                             + ")")
+        given = {key.split(".", 1)[1] for key, source in cfg.sources.items()
+                 if key.startswith("options.") and source != "default"}
+        sizes = message_sizes(cfg.options, given)
+        max_iter, numerator = parse_iter(cfg.options["iter"])
+        self.derived.update(sizes=sizes, iter_max=max_iter, iter_numerator_bytes=numerator * MIB)
+        self.benchmarks = [s.name for s in resolve(self.suite, cfg.benchmarks, [], [])]
+
+    def names(self) -> list[str]:
+        return list(self.benchmarks)
+
+    def specs(self) -> list[BenchmarkSpec]:
+        return resolve(self.suite, self.benchmarks, [], [])
+
+    # ------------------------------------------------------------------ every rank
+    def start(self, MPI: types.ModuleType, cfg: RunConfig,
+              ranks: list[dict[str, Any]] | None) -> dict[str, Any]:
+        self.ranks = ranks or []
+        self.cfg = cfg
+        return {}
+
+    def notes(self) -> list[str]:
+        if self.cfg is not None and self.cfg.check and self.cfg.options.get("msgwr", True):
+            return ["--check: -msgwr's writes into the send buffers are off (they would "
+                    "change the data checked)"]
+        return []
+
+    def steps(self, nprocs: int) -> int:
+        runs = [s for s in self.specs() if not partners.invalid(s.name, nprocs)]
+        return len(runs) * len(self.derived["sizes"])
+
+    def measure(self, MPI: types.ModuleType, cfg: RunConfig, emit: Callable[[Result], None],
+                bar: Bar) -> str:
+        world = MPI.COMM_WORLD
+        for spec in self.specs():
+            m = self.run(MPI, cfg, spec, bar)
+            if m is not None:
+                if not m.unsupported:
+                    m.attrs["placement"] = placement_label(m, self.ranks)
+                    m.attrs["placement_groups"] = placement_groups(m, self.ranks)
+                emit(m)
+        _mpi.guard(None, "")
+        world.Barrier()
+        return ""
+
+    def finish(self, results: list[Result], nprocs: int) -> list[str]:
+        return []
+
+    # ------------------------------------------------------------------ one benchmark
+    def run(self, MPI: types.ModuleType, cfg: RunConfig, spec: BenchmarkSpec,
+            bar: Bar) -> Measurement | None:
+        """Every size of ``spec`` on every rank; rank 0 returns the Measurement."""
+        world = MPI.COMM_WORLD
+        P, rank = world.Get_size(), world.Get_rank()
+        sizes = [int(s) for s in self.derived["sizes"]]
+        _mpi.injected_fault(spec.name, rank)
+        why = partners.invalid(spec.name, P)
+        if why:
+            return invalid_record(spec, sizes, P, why, cfg) if rank == 0 else None
+        max_iter = int(self.derived["iter_max"])
+        numerator = int(self.derived["iter_numerator_bytes"])
+        pause = int(cfg.options.get("pause", 0)) / 1e6
+        stall = stall_limit(cfg, 2 * pause + 1.0)
+        S = len(sizes)
+        seconds = np.full(S, np.nan)
+        reps = np.zeros(S, dtype=np.int64)
+        warm = np.zeros(S, dtype=np.int64)
+        defects = np.zeros(S, dtype=np.int64)
+        messages = np.full(S, np.nan)
+        comm = world.Dup()
+        try:
+            ctx = Ctx(MPI, comm, cfg, spec)
+            scratch = np.zeros(1, dtype=np.uint8)
+            status, _ = ctx.scratch(1)
+            barrier_args = (1, rank, P, int(scratch.ctypes.data), ctx.handle(MPI.BYTE),
+                            ctx.handle(comm), status)
+
+            def barrier() -> None:
+                ctx.call(kernels.barrier_loop, *barrier_args)
+
+            def sleep() -> None:
+                if pause > 0:
+                    time.sleep(pause)
+
+            for i, nbytes in enumerate(sizes):
+                _mpi.guard(stall, f"{spec.name} at {P} processes, {nbytes} bytes")
+                if rank == 0:
+                    bar(f"{spec.name} {nbytes} B")
+                n, w = partners.iterations(nbytes, max_iter, numerator)
+                ctx.defects = 0
+                ctx.prepared = {}
+                with contextlib.ExitStack() as ctx.resources, spec.kernel(ctx, nbytes) as run:
+                    sleep()
+                    barrier()
+                    if w:
+                        run(w)
+                    if spec.name not in NO_BARRIER_AFTER_WARM_UP:
+                        barrier()
+                    seconds[i] = float(np.atleast_1d(run(n))[0])
+                    sleep()
+                    barrier()
+                reps[i], warm[i], defects[i] = n, w, ctx.defects
+                messages[i] = ctx.prepared.get("messages", np.nan)
+            _mpi.guard(stall, f"{spec.name} at {P} processes, gathering the results")
+            gathered = comm.gather((seconds, defects, messages), root=0)
+        finally:
+            comm.Free()
+        if gathered is None:
+            return None
+        secs = np.stack([g[0] for g in gathered], axis=1)  # [size, rank]
+        return Measurement(
+            suite=spec.suite, benchmark=spec.name, kind=spec.kind.value, nprocs=P, ngroups=1,
+            multi=None, idle=0, sizes=np.asarray(sizes, dtype=np.int64), repetitions=reps,
+            status=[OK] * S, times=secs / np.maximum(reps, 1)[:, None] * spec.time_scale,
+            group=np.zeros(P, dtype=np.int64), world_ranks=np.arange(P, dtype=np.int64),
+            samples=secs[:, :, None], batch_iters=np.repeat(reps[:, None, None], P, axis=1),
+            time_scale=spec.time_scale, bw_scale=spec.bw_scale,
+            msgrate_factor=P * spec.bw_scale,
+            defects=np.sum([g[1] for g in gathered], axis=0) if cfg.check else None,
+            checked=cfg.check, columns=spec.table_columns,
+            attrs={"description": spec.description, "bytes_counted": spec.bytes_counted,
+                   "backend": capi.active().name,
+                   "decomposition": partners.decomposition(spec.name, P),
+                   "warm_up_repetitions": [int(v) for v in warm]},
+            prepared={"messages": np.stack([g[2] for g in gathered], axis=1)},
+        )
+
+
+def invalid_record(spec: BenchmarkSpec, sizes: list[int], nprocs: int, why: str,
+                   cfg: RunConfig) -> Measurement:
+    """The record of a benchmark IMB-P2P does not run on ``nprocs`` processes."""
+    S, P = len(sizes), nprocs
+    return Measurement(
+        suite=spec.suite, benchmark=spec.name, kind=spec.kind.value, nprocs=P, ngroups=1,
+        multi=None, idle=0, sizes=np.asarray(sizes, dtype=np.int64),
+        repetitions=np.zeros(S, dtype=np.int64), status=[UNSUPPORTED] * S,
+        times=np.full((S, P), np.nan), group=np.zeros(P, dtype=np.int64),
+        world_ranks=np.arange(P, dtype=np.int64), samples=np.full((S, P, 1), np.nan),
+        batch_iters=np.zeros((S, P, 1), dtype=np.int64), checked=cfg.check,
+        columns=spec.table_columns,
+        attrs={"description": spec.description, "bytes_counted": spec.bytes_counted,
+               "unsupported": f"{spec.name} not run on {P} process"
+                              f"{'es' if P != 1 else ''}: {why} (as in IMB-P2P)"})
+
+
+def job(suite: Suite) -> P2PJob:
+    return P2PJob(suite)
