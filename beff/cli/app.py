@@ -78,7 +78,10 @@ def list_cmd(
             console.print(f"[bold]{s.name}[/bold]: {s.title}; run with `{s.command}`{own}",
                           highlight=False)
             continue
-        t = Table(title=f"{s.name}: {s.title}", show_edge=False)
+        own = "; ".join(f"{', '.join(o.flags) or o.key} ({o.help}, default {o.default})"
+                        for o in s.options)
+        t = Table(title=f"{s.name}: {s.title}", show_edge=False,
+                  caption=f"its own options: {own}" if own else None)
         t.add_column("benchmark")
         t.add_column("runs")
         t.add_column("kind")
@@ -350,7 +353,7 @@ def info(
 
 IMB_HELP_TEMPLATE = """usage: mpiexec -n P beff imb SUITE [IMB flags] [benchmark names]
 
-SUITE: mpi1, nbc, mpi4, ext, rma or io. IMB's own flags, as in IMB 2021.11:
+SUITE: {suites}. IMB's own flags, as in IMB 2021.11:
   -msglog [min:]max   -msglen FILE   -msgsize a,b,c   -npmin N   -multi 0|1   -map PxQ
   -iter n[,vol_MiB[,nonaggr]]   -iter_policy dynamic|multiple_np|auto|off   -time SECS
   -mem GB   -off_cache size[,line]   -input FILE   -include a,b   -exclude a,b
@@ -385,7 +388,20 @@ def imb_help() -> str:
             " " + "|".join(rule.choices) if rule.choices else names.get(rule.kind, ""))
         lines.append(textwrap.fill(f"{' / '.join(rule.flags)}{value}: {rule.help}", width=92,
                                    initial_indent="  ", subsequent_indent="      "))
-    return IMB_HELP_TEMPLATE.format(shared="\n".join(lines) + "\n")
+    from beff.core import suite as suites
+
+    known = [s for s in suites.suites() if s.command.startswith("beff imb ")]
+    own = []
+    for s in known:
+        for o in s.options:
+            own.append(textwrap.fill(f"{' / '.join(o.flags) or o.key}: {o.help} (default "
+                                     f"{o.default})", width=92, initial_indent="  ",
+                                     subsequent_indent="      "))
+        if s.options:
+            own.insert(len(own) - len(s.options), f"{s.name} only (its own meanings):")
+    return IMB_HELP_TEMPLATE.format(shared="\n".join(lines) + "\n",
+                                    suites=", ".join(s.name for s in known)) \
+        + ("\n".join(own) + "\n" if own else "")
 
 
 
