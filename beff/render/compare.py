@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,15 +50,20 @@ def mismatches(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     return out
 
 
+def _pairs(a: RunRecord, b: RunRecord) -> Iterator[tuple[Any, Any]]:
+    """The results of two files stored under the same key."""
+    by_key = {r.key: r for r in b.results}
+    for ra in a.results:
+        if ra.key in by_key:
+            yield ra, by_key[ra.key]
+
+
 def setting_mismatches(a: RunRecord, b: RunRecord) -> list[str]:
     """The suite's settings that differ between the results of two files (e.g. b_eff's mode
     and memory per process), as the suite's view declares them."""
     va, vb = view_of(a), view_of(b)
     out = []
-    for ra in a.results:
-        rb = next((r for r in b.results if r.key == ra.key), None)
-        if rb is None:
-            continue
+    for ra, rb in _pairs(a, b):
         sb = dict(vb.settings(rb))
         out += [f"{name} differs: {value!r} vs {sb.get(name)!r}"
                 for name, value in va.settings(ra) if sb.get(name) != value]
@@ -107,10 +113,7 @@ def compare_figures(a: RunRecord, b: RunRecord) -> list[tuple[str, float, float,
     A, B, larger is better). Empty for suites compared size by size."""
     va, vb = view_of(a), view_of(b)
     out = []
-    for ra in a.results:
-        rb = next((r for r in b.results if r.key == ra.key), None)
-        if rb is None:
-            continue
+    for ra, rb in _pairs(a, b):
         fb = {name: value for name, value, _ in vb.figures(rb)}
         out += [(name, value, fb[name], up) for name, value, up in va.figures(ra) if name in fb]
     return out
