@@ -17,7 +17,7 @@ FAMILIES = {
               "-time", "0.2"], "imb"),
     "beff": (["run", "--quick", "--memory-per-proc", "8MiB", "--time-per-loop", "0.01"],
              "sum"),
-    "beffio": (["io", "--quick", "-T", "2", "--memory-per-proc", "8MiB"], "sum"),
+    "beffio": (["io", "--quick", "-T", "1", "-N", "2", "--memory-per-proc", "8MiB"], "sum"),
 }
 
 
