@@ -234,3 +234,9 @@ def assert_failed_without_files(r: Result, rank: int, io_dir: Path, out: Path) -
     record = load(out)
     assert record.attrs["status"] == "aborted"
     return record
+
+
+def beff_lines(stderr: str) -> list[str]:
+    """The lines beff printed on stderr (Open MPI's prterun adds a box of its own when a rank
+    exits non-zero)."""
+    return [ln for ln in stderr.splitlines() if ln.startswith("beff")]
