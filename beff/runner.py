@@ -25,6 +25,7 @@ from beff.core import suite as suites
 from beff.core.config import (
     RunConfig,
     build_config,
+    check_output_kind,
     check_output_path,
     default_output,
     thread_level_before_init,
@@ -116,6 +117,8 @@ def run(suite_name: str, overrides: dict[str, Any]) -> None:
     with the job's code."""
     suite = suites.get(suite_name)
     overrides = _check_format(suite, overrides)  # a usage error: main() says it, exit 2
+    if overrides.get("output"):
+        check_output_kind(str(overrides["output"]))
 
     def job(MPI: types.ModuleType, prepared: tuple[RunConfig, Job]) -> None:
         if measure(MPI, suite, *prepared).failure:

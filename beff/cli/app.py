@@ -113,10 +113,15 @@ def describe(
 def _load(path: Path) -> RunRecord:
     from beff.api import load
 
+    if path.is_dir():
+        raise UsageError(f"cannot read {path}: it is a directory; give a result file (.h5)")
     try:
         return load(path)
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from None
+    except OSError as exc:  # h5py's text spans lines: one line, the reason first
+        reason = exc.strerror or " ".join(str(exc).split())
+        raise UsageError(f"cannot read {path}: {reason}") from None
+    except ValueError as exc:
+        raise UsageError(f"cannot read {path}: {' '.join(str(exc).split())}") from None
 
 
 @app.command()

@@ -457,6 +457,17 @@ def default_output() -> str:
     return time.strftime("beff-%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{secrets.token_hex(3)}.h5"
 
 
+def check_output_kind(path: str) -> None:
+    """``-o`` names a regular file or nothing yet (checked before MPI starts, and again by
+    rank 0)."""
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"-o {path}: is a directory; give a file name, e.g. {path}/run.h5")
+    if target.exists() and not target.is_file():
+        raise UsageError(f"-o {path}: not a regular file (a device, pipe or socket); give a "
+                         "file name")
+
+
 def check_output_path(path: str, force: bool = False, config_file: str | None = None) -> None:
     """Fail early (exit 2) when the result file cannot or must not be written.
 
@@ -465,8 +476,7 @@ def check_output_path(path: str, force: bool = False, config_file: str | None = 
     if not path.strip():
         raise UsageError("-o: the result file name is empty")
     target = Path(path)
-    if target.is_dir():
-        raise UsageError(f"-o {path}: is a directory; give a file name, e.g. {path}/run.h5")
+    check_output_kind(path)
     if config_file is not None and target.exists() and target.resolve() == Path(
             config_file).resolve():
         raise UsageError(f"-o {path}: that is the --config file")

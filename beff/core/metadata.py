@@ -49,7 +49,7 @@ def collect_mpi(MPI: types.ModuleType) -> dict[str, Any]:
     except Exception:  # noqa: BLE001 - older mpi4py
         vendor = ("unknown", (0, 0, 0))
     return {
-        "library_version": MPI.Get_library_version().strip(),
+        "library_version": MPI.Get_library_version().replace("\x00", "").strip(),  # Open MPI: NUL
         "standard_version": f"{major}.{minor}",
         "vendor": f"{vendor[0]} {'.'.join(map(str, vendor[1]))}",
         "thread_level": THREAD_NAMES.get(MPI.Query_thread(), "unknown"),

@@ -16,7 +16,8 @@ from beff.results.model import OK, Measurement, RunRecord
 # Metadata that must match for a fair comparison (pyperf's "checked metadata" idea).
 CHECKED = (("nprocs", lambda a: a.get("nprocs")),
            ("MPI library",
-            lambda a: str(a.get("mpi", {}).get("library_version", "")).split("\n")[0]),
+            lambda a: str(a.get("mpi", {}).get("library_version", "")).replace("\x00", "")
+            .split("\n")[0].strip()),  # files written under Open MPI before: a NUL
            ("hosts", lambda a: a.get("placement", {}).get("hosts")),
            ("oversubscribed", lambda a: a.get("placement", {}).get("oversubscribed")),
            ("check mode", lambda a: bool(a.get("config", {}).get("check"))),

@@ -213,3 +213,20 @@ def test_imb_without_a_suite_and_list_after_one() -> None:
     listed = beff("imb", "nbc", "-list")
     assert listed.returncode == 0 and "Ibcast" in listed.stdout and "PingPong" not in \
         listed.stdout
+
+
+def test_show_of_a_directory_or_another_file_is_one_line(tmp_path: Path) -> None:
+    for target, reason in ((tmp_path, "it is a directory"),
+                           (Path(__file__), "file signature not found")):
+        r = beff("show", str(target))
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert r.stderr.startswith(f"beff: error: cannot read {target}: ") and reason in \
+            r.stderr
+
+
+def test_output_must_be_a_regular_file_before_mpi_starts() -> None:
+    for cmd in (["imb", "mpi1", "PingPong"], ["run", "--quick"], ["io", "--quick"]):
+        r = beff(*cmd, "-o", "/dev/null", "--force")  # no launcher: refused before MPI_Init
+        assert r.returncode == 2, (cmd, r.stderr)
+        assert r.stderr.strip() == ("beff: error: -o /dev/null: not a regular file (a device, "
+                                    "pipe or socket); give a file name")

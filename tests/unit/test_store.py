@@ -288,3 +288,12 @@ def test_b_eff_summary_is_typed_and_round_trips_through_json() -> None:
     partial = BeffSummary.from_json(old)
     assert np.isnan(partial.latency_ring_text_us) and partial.patterns == ()
     assert partial.b_eff_MBps == s.b_eff_MBps
+
+
+def test_compare_ignores_the_nul_open_mpi_puts_in_its_version() -> None:
+    from beff.render.compare import mismatches
+
+    a = {"mpi": {"library_version": "Open MPI v5.0.11, package: Open MPI\x00"}}
+    b = {"mpi": {"library_version": "Open MPI v5.0.11, package: Open MPI"}}
+    assert mismatches(a, b) == []
+    assert mismatches(a, {"mpi": {"library_version": "MPICH Version: 5.0.2"}}) != []
