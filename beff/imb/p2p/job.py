@@ -147,7 +147,11 @@ class P2PJob:
         try:
             ctx = Ctx(MPI, comm, cfg, spec)
             scratch = np.zeros(1, dtype=np.uint8)
-            status, _ = ctx.scratch(1)
+            # The barrier's status lives as long as this loop over sizes: ctx.scratch would
+            # tie it to ctx.resources, which each size replaces (and frees: a barrier then
+            # wrote its status into the next size's arrays; seen under Open MPI).
+            status_buf = np.zeros(capi.status_size(), dtype=np.uint8)
+            status = int(status_buf.ctypes.data)
             barrier_args = (1, rank, P, int(scratch.ctypes.data), ctx.handle(MPI.BYTE),
                             ctx.handle(comm), status)
 
