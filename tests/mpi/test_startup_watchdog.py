@@ -30,7 +30,9 @@ from tests.mpirun import (
 pytestmark = pytest.mark.mpi
 STALL_S = 10
 TIMEOUT_S = 15
-SLACK_S = 10  # the watchdog, then aborting an oversubscribed job on a loaded machine
+# Wall limits are 4x the limit itself: the watchdog fired, not the tests' time-out (the
+# firing times measured on a quiet machine go in benchmarks and notes, not in asserts).
+WALL = 4
 
 JOBS = {
     "imb": ["imb", "mpi1", "-msglog", "0:4", "-time", "0.2", "PingPong"],
@@ -87,7 +89,7 @@ def test_stall_timeout_holds_during_start_up(job: str, point: str, tmp_path: Pat
                  "PingPong at 2 processes, 0 bytes")
     assert f"made no progress for {STALL_S} s" in err, err
     print(f"{job} stopped at {point}: --stall-timeout {STALL_S} fired {waited:.1f} s after")
-    assert waited < STALL_S + SLACK_S, waited
+    assert waited < WALL * STALL_S, waited
 
 
 @pytest.mark.parametrize("job,point", [("imb", "backend"), ("io", "init"), ("run", "init")])
@@ -95,7 +97,7 @@ def test_timeout_holds_during_start_up(job: str, point: str, tmp_path: Path) -> 
     proc, err, elapsed, _ = run_stopped(job, point, ["--timeout", str(TIMEOUT_S)], tmp_path)
     assert_fired(proc, err, point, f"the run exceeded --timeout {TIMEOUT_S} s")
     print(f"{job} stopped at {point}: --timeout {TIMEOUT_S} ended it {elapsed:.1f} s in")
-    assert TIMEOUT_S <= elapsed < TIMEOUT_S + SLACK_S, elapsed
+    assert TIMEOUT_S <= elapsed < WALL * TIMEOUT_S, elapsed  # never before --timeout
 
 
 def test_the_config_file_sets_the_start_up_limit(tmp_path: Path) -> None:
@@ -105,4 +107,4 @@ def test_the_config_file_sets_the_start_up_limit(tmp_path: Path) -> None:
     config.write_text(f"stall_timeout = {STALL_S}\n")
     proc, err, _, waited = run_stopped("imb", "backend", ["--config", str(config)], tmp_path)
     assert_fired(proc, err, "backend", "start-up (selecting the timed-loop backend)")
-    assert waited < STALL_S + SLACK_S, waited
+    assert waited < WALL * STALL_S, waited

@@ -38,13 +38,12 @@ def run(body: str, timeout: float = 60) -> tuple[subprocess.CompletedProcess[str
     "from beff.core import mpi\nmpi.BACKSTOP_S = 1.0\nmpi.start_watchdog(0.2)",
 ], ids=["backstop", "guard", "timeout"])
 def test_the_backstop_ends_a_process_that_holds_the_lock(arm: str) -> None:
-    proc, took = run(f"{arm}\n{PROBE}{HOLD}\nprint('returned')\n")
+    proc, _ = run(f"{arm}\n{PROBE}{HOLD}\nprint('returned')\n")
     assert proc.returncode == WATCHDOG_EXIT, (proc.returncode, proc.stderr)
     assert "a Python thread ran" not in proc.stdout  # the lock really was held
     assert "watchdog on rank" not in proc.stderr  # the watchdog's thread never ran either
     assert "Timeout (0:00:" in proc.stderr, proc.stderr  # faulthandler's stacks
     assert "most recent call first" in proc.stderr and "<string>" in proc.stderr
-    assert took < 1.0 + backstop.EXIT_DELAY_S + 20  # the process start, on a loaded machine
 
 
 def test_a_disarmed_backstop_lets_the_process_live() -> None:
@@ -62,14 +61,14 @@ def test_a_disarmed_backstop_lets_the_process_live() -> None:
 
 
 def test_the_earliest_of_several_backstops_counts() -> None:
-    proc, took = run(f"""
+    proc, _ = run(f"""
         from beff.core import backstop
         backstop.arm('late', 600.0)
         backstop.arm('early', 1.0)
         {HOLD}
     """)
+    # faulthandler names the delay that fired: the early one (the late one would say 0:10:0x)
     assert proc.returncode == WATCHDOG_EXIT and "Timeout (0:00:0" in proc.stderr, proc.stderr
-    assert took < 60
 
 
 def test_armed_reports_the_time_left() -> None:
