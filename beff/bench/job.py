@@ -17,7 +17,7 @@ from beff.core.errors import UsageError
 from beff.core.progress import Bar
 from beff.core.suite import Suite
 from beff.results.model import Measurement, Result
-from beff.results.placement import placement_groups, placement_label
+from beff.results.placement import annotate
 
 
 def read_input_file(path: str) -> list[str]:
@@ -135,8 +135,7 @@ class ImbJob:
         def store(m: Measurement) -> None:
             if not m.unsupported:
                 m.attrs["map_rows"] = map_rows(run_cfg, m, world.Get_size())
-                m.attrs["placement"] = placement_label(m, self.ranks)
-                m.attrs["placement_groups"] = placement_groups(m, self.ranks)
+                annotate(m, self.ranks)
             emit(m)
 
         Driver(MPI, run_cfg, bar).run_all(specs, store)

@@ -48,3 +48,9 @@ def placement_label(m: Measurement, ranks: list[dict[str, Any]]) -> str:
         crossing = sum(1 for grp in groups if grp["inter_node"])
         parts.append(f"{crossing} of {len(groups)} groups inter-node")
     return "; ".join(parts)
+
+
+def annotate(m: Measurement, ranks: list[dict[str, Any]]) -> None:
+    """Store where ``m`` ran with it (its label and groups), as every IMB-style job does."""
+    m.attrs["placement"] = placement_label(m, ranks)
+    m.attrs["placement_groups"] = placement_groups(m, ranks)

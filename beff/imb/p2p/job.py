@@ -36,7 +36,7 @@ from beff.core.suite import Suite
 from beff.imb.p2p import kernels, partners
 from beff.imb.p2p.options import MIB, message_sizes, parse_iter
 from beff.results.model import OK, UNSUPPORTED, Measurement, Result
-from beff.results.placement import placement_groups, placement_label
+from beff.results.placement import annotate
 
 # IMB-P2P times SendRecv_Replace's loop right after its warm-up, without a barrier.
 NO_BARRIER_AFTER_WARM_UP = frozenset({"SendRecv_Replace"})
@@ -112,8 +112,7 @@ class P2PJob:
             m = self.run(MPI, cfg, spec, bar)
             if m is not None:
                 if not m.unsupported:
-                    m.attrs["placement"] = placement_label(m, self.ranks)
-                    m.attrs["placement_groups"] = placement_groups(m, self.ranks)
+                    annotate(m, self.ranks)
                 emit(m)
         _mpi.guard(None, "")
         world.Barrier()
