@@ -225,6 +225,23 @@ def check_suite(suite: str, argv: list[str]) -> None:
             raise UsageError(f"{token} is an option of the I/O suite only (beff imb io)")
 
 
+# How an error names one of several values a flag sets (-msglog min:max, -iter a,b,c).
+PART_NAMES = {"msglog_min": "min", "msglog_max": "max", "msgspersample": "msgspersample",
+              "overall_vol_mib": "overall_vol", "msgs_nonaggr": "msgs_nonaggr",
+              "iter_policy": "policy"}
+
+
+def _check(token: str, parsed: dict[str, Any]) -> None:
+    """Each value a flag sets, checked by its key's rule at once, so that the error names the
+    flag as typed (``-time``, ``-iter overall_vol``), not the config key."""
+    for key, value in parsed.items():
+        rule = C.RULES.get(key)
+        if rule is None:
+            continue
+        name = token if len(parsed) == 1 else f"{token} {PART_NAMES.get(key, key)}"
+        C.check_rule(rule, value, name, key)
+
+
 def parse(argv: list[str], suite: Suite | None = None) -> dict[str, Any]:
     """Parse IMB-style arguments into config overrides (raises UsageError). A flag that
     ``suite`` declares itself means what the suite says (its ``options``), before IMB's."""
@@ -259,7 +276,9 @@ def parse(argv: list[str], suite: Suite | None = None) -> dict[str, Any]:
                 while i < len(argv) and not argv[i].startswith("-"):
                     value += "," + argv[i]
                     i += 1
-            out.update(FLAGS[key](value))
+            parsed = FLAGS[key](value)
+            _check(token, parsed)
+            out.update(parsed)
             continue
         if token.startswith("-"):
             raise UsageError(f"unknown option {token!r} (see `beff imb --help`)")

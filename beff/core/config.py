@@ -67,7 +67,7 @@ class Rule:
         """A limit as people write it: whole numbers in full (1000000, not 1e+06)."""
         if self.mib:
             return f"{v / (1 << 20):g} MiB"
-        return str(int(v)) if float(v).is_integer() else f"{v:g}"
+        return shown(v)
 
 
 def _opt(default: Any, rule: Rule) -> Any:
@@ -278,6 +278,18 @@ def check_value(key: str, value: Any, source: str = "cli") -> Any:
     return check_rule(RULES[key], value, _where(key, source), key)
 
 
+def shown(v: Any) -> str:
+    """A number as people write it: whole numbers in full (1000000, not 1e+06), huge or
+    fractional ones short (1e+308, 0.5)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, int) or (math.isfinite(v) and v.is_integer() and abs(v) < 1e15):
+        return str(int(v))
+    if math.isfinite(v) and 1e-9 <= abs(v) < 1e15:
+        return f"{v:.12f}".rstrip("0")  # 0.000001, not 1e-06
+    return f"{v:g}"
+
+
 def check_rule(rule: Rule, value: Any, name: str, key: str = "") -> Any:
     """``value`` checked against ``rule``; UsageError messages name it ``name``."""
     if value is None:
@@ -294,7 +306,7 @@ def check_rule(rule: Rule, value: Any, name: str, key: str = "") -> Any:
             raise UsageError(f"{name} expects a finite number, got {v!r}")
         if (rule.lo is not None and v < rule.lo) or (rule.hi is not None and v > rule.hi):
             raise UsageError(f"{name} must be between {rule.bound(rule.lo or 0)} and "
-                             f"{rule.bound(rule.hi or 0)}, got {v!r}")
+                             f"{rule.bound(rule.hi or 0)}, got {shown(v)}")
         return kind(v)
 
     if rule.kind is bool:

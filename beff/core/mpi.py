@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from beff.core import backstop, shm
-from beff.core.errors import BeffError, exit_code
+from beff.core.errors import INTERRUPTED, BeffError, exit_code
 
 _MPI: types.ModuleType | None = None
 _cleanup: list[Callable[[], None]] = []
@@ -122,8 +122,7 @@ def init(thread_level: str = "single",
         shm.remember_job()
     shm.release_mapped(startup=True)
     on_abort(_release_segments)
-    if MPI.COMM_WORLD.Get_rank() == 0:
-        _watch_signals()
+    _watch_signals(MPI.COMM_WORLD.Get_rank())
     injected_stop("init")
     return MPI
 
@@ -244,13 +243,21 @@ def _tell_root() -> None:
     time.sleep(ROOT_GRACE_S)
 
 
-def _watch_signals() -> None:
-    """On rank 0, SIGINT and SIGTERM end the job with the result file marked ``aborted``.
+# A rank other than 0 that gets SIGINT or SIGTERM leaves ending the job to rank 0 (Ctrl-C
+# reaches every rank, directly or forwarded by the launcher) and waits this long for it.
+INTERRUPT_GRACE_S = 10.0
+
+
+def _watch_signals(rank: int) -> None:
+    """SIGINT and SIGTERM end the job with one line, from rank 0, and the result file marked
+    ``aborted``; the exit code is 130 for SIGINT (as a shell's), 143 for SIGTERM.
 
     The main thread may sit in an MPI call for long, where Python cannot run a signal
     handler; so the C-level handler only writes the signal number to a pipe, and a helper
-    thread reading it runs the clean-up (closing the file as aborted) and exits the process,
-    which makes the launcher end the other ranks.
+    thread reading it runs the clean-up (closing the file as aborted) and aborts the job
+    (MPI_Abort, so that the launcher reports the code, not the SIGKILL it sends the others).
+    The other ranks stay quiet: if rank 0 has not ended the job after INTERRUPT_GRACE_S (it
+    never got the signal), the rank ends it itself.
     """
     if threading.current_thread() is not threading.main_thread():
         return
@@ -265,11 +272,29 @@ def _watch_signals() -> None:
             data = os.read(read_fd, 1)
             if data and data[0] in (signal.SIGINT, signal.SIGTERM):
                 break
-        name = "SIGINT (interrupted)" if data[0] == signal.SIGINT else "SIGTERM"
-        sys.stderr.write(f"beff: rank 0 got {name}: the job ends, results so far are kept\n")
+        code = INTERRUPTED if data[0] == signal.SIGINT else 143
+        name = "interrupted (SIGINT)" if data[0] == signal.SIGINT else "terminated (SIGTERM)"
+        if rank != 0:
+            time.sleep(INTERRUPT_GRACE_S)
+            abort(f"{name}, and rank 0 did not end the job", code)
+            return
+        global _aborting
+        if _aborting:
+            return
+        _aborting = True
+        sys.unraisablehook = lambda _: None
+        sys.stderr.write(f"beff: {name}: the job ends, results so far are kept\n")
         sys.stderr.flush()
         _run_cleanup()
-        os._exit(exit_code(KeyboardInterrupt()) if data[0] == signal.SIGINT else 143)
+        _run_cleanup(_again)
+        # The launcher's own lines are its business; MPI_Abort's "Abort(130) on node 0"
+        # would only repeat this rank's line.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        try:
+            mpi().COMM_WORLD.Abort(code)
+        finally:
+            os._exit(code)
 
     threading.Thread(target=watch, daemon=True, name="beff-signals").start()
 

@@ -215,6 +215,13 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         where = _RUN.files.directory if _RUN is not None else "the I/O directory"
         return f"disk full: {exc.strerror} in {where}"
+    MPI = _mpi.mpi()
+    if isinstance(exc, MPI.Exception):
+        text = short_error(exc.Get_error_string())
+        if exc.Get_error_class() in (MPI.ERR_NO_SPACE, MPI.ERR_QUOTA) \
+                or "No space left" in text or _nearly_full():
+            return _disk_full("MPI-IO")
+        return text
     return str(exc) or type(exc).__name__
 
 
@@ -268,12 +275,28 @@ def agree_on(comm: Comm, err: int, what: str) -> None:
         text = MPI.Get_error_string(code).strip()
     except MPI.Exception:
         cls, text = -1, f"error code {code}"
-    text = " ".join(text.split())  # MPICH's error stacks span lines
     if cls in (MPI.ERR_NO_SPACE, MPI.ERR_QUOTA) or "No space left" in text or _nearly_full():
-        where = _RUN.files.directory if _RUN is not None else "the I/O directory"
-        raise CollectiveFailure(f"disk full: no space left in {where} ({what}, rank {rank}: "
-                                f"{text})")
-    raise CollectiveFailure(f"{what}: MPI-IO error on rank {rank}: {text}")
+        raise CollectiveFailure(_disk_full(f"{what} on rank {rank}"))
+    raise CollectiveFailure(f"{what}: MPI-IO error on rank {rank}: {short_error(text)}")
+
+
+def _disk_full(what: str) -> str:
+    where = _RUN.files.directory if _RUN is not None else "the I/O directory"
+    return (f"disk full: no space left in {where} ({what}); free space there, or choose "
+            "another directory with --io-dir")
+
+
+def short_error(text: str) -> str:
+    """An MPI error string on one line: MPICH's error stack ("Other I/O error, error stack:
+    ADIOI_...(123): ...: No space left on device") cut to its class and its last cause."""
+    text = " ".join(text.split())
+    head, sep, stack = text.partition(", error stack:")
+    if not sep:
+        return text
+    head = head.strip()
+    cause = stack.rsplit(":", 1)[-1].strip() if ":" in stack else ""
+    cause = cause.removeprefix(head).strip()
+    return f"{head}: {cause}" if cause and cause not in head else head
 
 
 def _nearly_full() -> bool:

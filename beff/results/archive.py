@@ -148,6 +148,10 @@ class ResultFile:
         except OSError:
             return
         if free < factor * nbytes + FILE_OVERHEAD_BYTES // 4:
+            if not self.path.exists():
+                raise BeffError(f"disk full: {free:,} bytes free in {where}, the result file "
+                                f"needs about {factor * nbytes:,} to start; nothing was "
+                                "measured (free space there, or name another place with -o)")
             raise BeffError(f"disk full: {free:,} bytes free in {where}, the next update "
                             f"needs about {nbytes:,} (with room to merge the results into the "
                             f"file at the end); the results written so far stay readable in "

@@ -178,8 +178,11 @@ def test_job_timeout_aborts_a_long_run(tmp_path: Path) -> None:
     assert time.monotonic() - start < 60
 
 
-def test_sigint_marks_the_file_aborted(tmp_path: Path) -> None:
-    """Ctrl-C at the launcher: rank 0 closes the file as aborted, keeping what it holds."""
+@pytest.mark.parametrize("to_group", [False, True], ids=["launcher", "ctrl-c"])
+def test_sigint_marks_the_file_aborted(tmp_path: Path, to_group: bool) -> None:
+    """SIGINT to the launcher, or Ctrl-C (SIGINT to the launcher and every rank, as a
+    terminal sends it): rank 0 closes the file as aborted, keeping what it holds; one line,
+    exit 130."""
     out = tmp_path / "interrupted.h5"
     # sizes 0 and 1, 400000 iterations each: about a second per size and benchmark
     cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog", "0:0",
@@ -192,13 +195,18 @@ def test_sigint_marks_the_file_aborted(tmp_path: Path) -> None:
         for line in proc.stdout:
             if line.startswith("mpi1,PingPong"):
                 break
-        proc.send_signal(signal.SIGINT)
+        if to_group:
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
         kill_group(proc)
     assert proc.returncode != 0
     if not is_open_mpi_cached():  # prterun stops forwarding output as it tears down
-        assert "rank 0 got SIGINT" in err, err
+        assert proc.returncode == 130, err
+        ours = [line for line in err.splitlines() if line.startswith(("beff:", "Abort("))]
+        assert ours == ["beff: interrupted (SIGINT): the job ends, results so far are kept"], err
     record = load(out)
     assert record.attrs["status"] == "aborted"
     assert record.measurements and record.measurements[0].benchmark == "PingPong"

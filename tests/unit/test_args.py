@@ -86,3 +86,19 @@ def test_benchmarks_run_in_imbs_order() -> None:
     assert default[:2] == ["PingPong", "PingPing"]
     assert names([], ["Uniband"], ["PingPing"]) == \
         ["Uniband"] + [n for n in default if n != "PingPing"]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["-time", "1e308"], "-time must be between 0.000001 and 86400, got 1e+308"),
+    (["-iter", "5,99999999999"], "-iter overall_vol must be between 1 and 1048576, "
+                                 "got 99999999999"),
+    (["-mem", "1e9"], "-mem must be between 0.000001 and 1000000, got 1000000000"),
+    (["-window_size", "99999999999"], "-window_size must be between 1 and 1048576"),
+])
+def test_flag_errors_name_the_flag_as_typed(argv: list[str], message: str) -> None:
+    """The rule of the config key behind a flag checks it at once, and its error names the
+    flag the user typed (with the part of a flag that sets several keys), with limits and
+    values as people write them."""
+    with pytest.raises(UsageError) as err:
+        parse(argv)
+    assert str(err.value).startswith(message), err.value

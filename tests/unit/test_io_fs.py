@@ -442,3 +442,16 @@ def test_mpiio_implementation_reads_the_process_environment(
     assert mpiio_implementation(OPENMPI) == "ROMIO"
     monkeypatch.delenv("OMPI_MCA_io")
     assert mpiio_implementation(OPENMPI) == "OMPIO"
+
+
+def test_an_mpi_error_stack_is_one_short_line() -> None:
+    """MPICH's error stacks (class, then each layer's text over several lines) are cut to
+    the class and the last cause, for a one-line message."""
+    from beff.io.run import short_error
+
+    stack = ("Other I/O error , error stack:\nADIOI_GEN_WRITECONTIG(83): Other I/O error "
+             "No space left on device")
+    assert short_error(stack) == "Other I/O error: No space left on device"
+    assert short_error("Invalid argument, error stack:\nMPI_File_open(99): bad: amode") \
+        == "Invalid argument: amode"
+    assert short_error("File does not exist") == "File does not exist"
