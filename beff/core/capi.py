@@ -29,6 +29,7 @@ import hashlib
 import inspect
 import os
 import sys
+import threading
 import time
 import types
 from collections.abc import Callable
@@ -243,6 +244,12 @@ def _rebind(func: Callable[..., Any], ns: types.ModuleType) -> Callable[..., Any
     return copy
 
 
+# A loop not ready after this long is being compiled, not loaded from the cache: say so
+# (BEFF_COMPILE_NOTICE_S overrides it, for tests).
+COMPILE_NOTICE_S = 2.0
+_told = False
+
+
 class Backend:
     """Binds the C functions of libmpi and makes timed loops callable."""
 
@@ -259,12 +266,22 @@ class Backend:
         """The loop's compiled form (compiled, or loaded from the cache, on first use)."""
         fn = lf.compiled.get(self.name)
         if fn is None:
-            with _mpi.unguarded():  # local work, however long it takes: not a stall
-                self.bind_helpers()
-                t0 = time.perf_counter()
-                fn = lf.compiled[self.name] = self.compile(lf)
-                self.compile_seconds += time.perf_counter() - t0
+            after = float(os.environ.get("BEFF_COMPILE_NOTICE_S", COMPILE_NOTICE_S))
+            notice = threading.Timer(after, self.compiling_notice)
+            notice.daemon = True
+            notice.start()
+            try:
+                with _mpi.unguarded():  # local work, however long it takes: not a stall
+                    self.bind_helpers()
+                    t0 = time.perf_counter()
+                    fn = lf.compiled[self.name] = self.compile(lf)
+                    self.compile_seconds += time.perf_counter() - t0
+            finally:
+                notice.cancel()
         return fn
+
+    def compiling_notice(self) -> None:
+        """Said once, on rank 0, when a loop takes long to be ready: it is being compiled."""
 
     def compile(self, lf: LoopFunc) -> Callable[..., Any]:
         return _rebind(lf.func, self.ns)
@@ -381,6 +398,16 @@ class JitBackend(Backend):
         if self.cache is not None:
             # Read when a dispatcher is created, so before any loop is compiled.
             setattr(numba.core.config, "CACHE_DIR", str(self.cache))  # noqa: B010
+
+    def compiling_notice(self) -> None:
+        global _told
+        if _told or _mpi.mpi().COMM_WORLD.Get_rank() != 0:
+            return
+        _told = True
+        where = f"; later runs load them from {self.cache}" if self.cache else ""
+        sys.stderr.write("beff: compiling the timed loops with numba (once per MPI library "
+                         f"and numba version{where})\n")
+        sys.stderr.flush()
 
     def compile(self, lf: LoopFunc) -> Callable[..., Any]:
         handles = "int32[::1]" if handle_size() == 4 else "int64[::1]"

@@ -165,7 +165,8 @@ class RunConfig:
                                    help="verify the data received or read back"))
     progress: bool | None = _opt(None, Rule(
         "common", bool, optional=True, flags=("--progress", "--no-progress"),
-        help="progress on stderr (default: a live bar on a terminal)"))
+        help="progress on stderr (default: a live bar on a terminal, a line every 10 s "
+        "in a log)"))
     batches: int = _opt(10, Rule("common", int, 1, 1000, flags=("--batches",),
                                  help="timed batches per message size (default 10)"))
     # Timed loops: jit (numba), python, or auto (jit if it works).

@@ -1,9 +1,10 @@
 """Progress on stderr, on rank 0 only, never mixed into data output.
 
-On the user's terminal it is a live rich bar. Elsewhere (``--progress`` into a pipe or a log,
-or a relay that forwards whole lines, as slurmstepd does under plain srun) it is a plain line
-at the first step and then at most every ``LINE_INTERVAL_S``: a bar redrawn in place would
-arrive late and garble the log.
+On the user's terminal it is a live rich bar. Elsewhere (a pipe or a batch job's log, or a
+relay that forwards whole lines, as slurmstepd does under plain srun) it is a plain line at
+the first step and then at most every ``LINE_INTERVAL_S``, by default too, so that a log
+shows a long run's progress: a bar redrawn in place would arrive late and garble the log.
+``--no-progress`` silences both.
 """
 
 from __future__ import annotations
@@ -97,16 +98,14 @@ def _clock(seconds: float) -> str:
 def make_progress(enabled: bool | None, total: int) -> Iterator[Bar]:
     """Yield the :class:`Bar` of ``total`` steps.
 
-    By default progress is on when the user's terminal is behind stderr, also under a launcher
-    (mpiexec hands ranks a pipe); ``--progress`` forces it (``--no-progress`` turns it off).
+    By default it is a live bar when the user's terminal is behind stderr, also under a
+    launcher (mpiexec hands ranks a pipe), and plain lines otherwise (a log); ``--progress``
+    asks for it explicitly, ``--no-progress`` turns it off.
     """
     if enabled is False or total <= 0:
         yield Bar()
         return
     on_terminal = terminal.is_terminal(2)
-    if not (enabled or on_terminal):
-        yield Bar()
-        return
     if not on_terminal or terminal.line_relay():
         yield LineBar(total)
         return

@@ -36,10 +36,10 @@ def test_off_the_terminal_progress_is_plain_lines_at_most_every_interval(
     now = [100.0]
     monkeypatch.setattr("beff.core.progress.time.monotonic", lambda: now[0])
     monkeypatch.setattr(terminal, "is_terminal", lambda fd: False)
-    with progress.make_progress(None, 4) as bar:  # not forced: nothing
+    with progress.make_progress(False, 4) as bar:  # --no-progress: nothing
         bar("a")
     assert capsys.readouterr().err == ""
-    with progress.make_progress(True, 4) as bar:  # --progress
+    with progress.make_progress(None, 4) as bar:  # by default, a log gets lines
         now[0] += 2.0
         bar("PingPong np=2 0 B")  # the first step is always told
         now[0] += progress.LINE_INTERVAL_S / 2
