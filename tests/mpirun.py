@@ -94,10 +94,46 @@ def mpirun(nprocs: int, *args: str, timeout: float = 120, cwd: str | Path | None
 
 def beff(*args: str, timeout: float = 60, cwd: str | Path | None = None,
          env: dict[str, str | None] | None = None) -> Result:
-    """Run ``beff ARGS`` without mpirun."""
+    """Run ``beff ARGS`` without mpirun: in this process (typer's and beff's own ``main``,
+    output captured) unless it needs a process of its own (a working directory, or a
+    variable other than COLUMNS, read at start-up)."""
+    if cwd is None and set(env or {}) <= {"COLUMNS"}:
+        return beff_in_process(*args, columns=(env or {}).get("COLUMNS") or "120")
+    return beff_subprocess(*args, timeout=timeout, cwd=cwd, env=env)
+
+
+def beff_subprocess(*args: str, timeout: float = 60, cwd: str | Path | None = None,
+                    env: dict[str, str | None] | None = None) -> Result:
+    """Run ``beff ARGS`` without mpirun, as a command of its own."""
     proc = subprocess.run([sys.executable, "-m", "beff", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=cwd, env=mpi_env(env))
     return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def beff_in_process(*args: str, columns: str = "120") -> Result:
+    """``beff ARGS`` through :func:`beff.cli.main` in this process. A command that would
+    start MPI here fails the test instead (the test belongs under mpirun)."""
+    import contextlib
+    import io
+    from unittest import mock
+
+    from beff.cli import main
+
+    def no_mpi(*_: object, **__: object) -> None:
+        raise AssertionError(f"beff {' '.join(args)} started MPI in the test process")
+
+    out, err = io.StringIO(), io.StringIO()
+    code: int = 0
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(mock.patch("beff.core.mpi.init", no_mpi))
+        stack.enter_context(mock.patch.dict(os.environ, {"COLUMNS": columns}))
+        stack.enter_context(contextlib.redirect_stdout(out))
+        stack.enter_context(contextlib.redirect_stderr(err))
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return Result(code, out.getvalue(), err.getvalue())
 
 
 _OMPI: bool | None = None

@@ -240,7 +240,6 @@ def run(
 
     Only the options given here override the config file: defaults, then TOML, then flags.
     """
-    from beff import runner
     from beff.core import config
 
     given = {
@@ -260,6 +259,8 @@ def run(
     for key, value in overrides.items():  # the rules TOML values meet, before MPI starts
         if key in config.RULES:
             config.check_value(key, value, config.flag_of(key))
+    from beff import runner  # h5py, numpy: after the flags are checked
+
     runner.run("beff", overrides)
 
 
@@ -317,7 +318,6 @@ def io_cmd(
 
     Only the options given here override the config file: defaults, then TOML, then flags.
     """
-    from beff import runner
     from beff.core import config
 
     given: dict[str, object | None] = {
@@ -341,6 +341,8 @@ def io_cmd(
     for key, value in overrides.items():  # the rules TOML values meet, before MPI starts
         if key in config.RULES:
             config.check_value(key, value, flags.get(key, config.flag_of(key)))
+    from beff import runner  # h5py, numpy: after the flags are checked
+
     runner.run("beffio", overrides)
 
 
@@ -415,9 +417,7 @@ def imb_main(argv: list[str]) -> None:
     if argv and argv[0] in ("-h", "--help", "-help"):
         sys.stdout.write(imb_help())
         return
-    from beff import runner
     from beff.bench import args as imb_args
-    from beff.bench.registry import resolve
     from beff.core import suite as suites
 
     known = [s for s in suites.suites() if s.command.startswith("beff imb ")]
@@ -438,9 +438,13 @@ def imb_main(argv: list[str]) -> None:
     imb_args.check_suite(suite, rest)
     overrides = imb_args.parse(rest, chosen)
     if chosen.benchmarks:
+        from beff.bench.registry import resolve  # the kernels (numpy): after the flags
+
         resolve(suite, overrides.get("benchmarks", []), overrides.get("include", []),
                 overrides.get("exclude", []))
     overrides["argv"] = ["imb", suite, *rest]
+    from beff import runner  # h5py, numpy: parse first
+
     runner.run(suite, overrides)
 
 

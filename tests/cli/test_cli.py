@@ -3,25 +3,52 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import h5py
 import pytest
 
-from tests.mpirun import beff, mpirun
+from tests.mpirun import beff, beff_subprocess, mpirun
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden-schema-v1.h5"
 
 
 def test_help_version_and_list_work_without_mpi() -> None:
-    r = beff("--help")
+    """The one smoke test of the installed command as a process of its own (the others call
+    its main in-process)."""
+    r = beff_subprocess("--help")
     assert r.returncode == 0 and "show" in r.stdout and "imb" in r.stdout
-    r = beff("--version")
+    r = beff_subprocess("--version")
     assert r.returncode == 0 and r.stdout.startswith("beff ")
-    r = beff("list")
+    r = beff_subprocess("list")
     assert r.returncode == 0
     assert "PingPong" in r.stdout and "opt-in" in r.stdout and "default" in r.stdout
+
+
+HEAVY = ("numpy", "h5py", "mpi4py", "numba", "scipy", "matplotlib")
+
+
+@pytest.mark.parametrize(("args", "allowed"), [
+    (["--help"], ()), (["--version"], ()), (["imb", "--help"], ()),
+    (["imb", "mpi1", "-time", "nope"], ()), (["run", "--bogus"], ()),
+    (["io", "-T", "0"], ()),
+    # the benchmark declarations live beside their kernels, which need numpy
+    (["list"], ("numpy",)), (["describe", "PingPong"], ("numpy",)),
+])
+def test_help_version_and_bad_flags_import_nothing_heavy(args: list[str],
+                                                          allowed: tuple[str, ...]) -> None:
+    """What answers at once (help, version, a refused flag) loads no numerical or MPI
+    library: on a loaded node each costs seconds."""
+    code = ("import sys\nfrom beff.cli import main\ntry:\n    main(sys.argv[1:])\n"
+            "except SystemExit:\n    pass\n"
+            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          timeout=60)
+    loaded = proc.stderr.strip().splitlines()[-1]
+    assert loaded == str(sorted(allowed)), proc.stderr
 
 
 def test_describe_says_what_is_timed() -> None:
