@@ -53,6 +53,7 @@ def run(suite: str, comm: Any = None, **options: Any) -> list[Result]:
         raise UsageError(str(payload[1]))
     cfg, job = payload[1]
     outcome = runner.measure(MPI, chosen, cfg, job, render=False)
+    _mpi.guard(None, "")  # the caller's program goes on: no watchdog of beff's stays
     if outcome.failure:
         raise BeffError(f"{outcome.failure}; the results measured before stay in "
                         f"{outcome.path}")

@@ -28,10 +28,11 @@ from beff.core.config import (
     check_output_kind,
     check_output_path,
     default_output,
+    stall_limit,
     thread_level_before_init,
 )
 from beff.core.metadata import placement, run_attrs
-from beff.core.mpi import OMPI_ONE_SIDED_SETTINGS
+from beff.core.mpi import OMPI_ONE_SIDED_SETTINGS, guard, injected_stop
 from beff.core.progress import Bar, make_progress
 from beff.render import common
 from beff.render.view import TEXT_FORMATS, View, csv_header, csv_rows, json_text
@@ -121,7 +122,11 @@ def run(suite_name: str, overrides: dict[str, Any]) -> None:
         check_output_kind(str(overrides["output"]))
 
     def job(MPI: types.ModuleType, prepared: tuple[RunConfig, Job]) -> None:
-        if measure(MPI, suite, *prepared).failure:
+        failed = measure(MPI, suite, *prepared).failure
+        # Every rank leaves together, under the end-of-run guard: a rank stopped after its
+        # last result would otherwise keep the launcher waiting once rank 0 is gone.
+        MPI.COMM_WORLD.Barrier()
+        if failed:
             sys.exit(1)
 
     runtime.run_job(thread_level(suite, overrides), preparer(suite, overrides), job,
@@ -206,6 +211,11 @@ class _Rank0:
             self.stderr.print(f"[dim]results written to {os.fspath(self.out.path)}[/dim]")
 
 
+# What the end of a run should take at most on a quick machine (the stall guard's default is
+# 20 times it, at least 120 s; --stall-timeout sets it).
+END_STEP_S = 5.0
+
+
 @dataclasses.dataclass
 class Outcome:
     """What a run leaves: its results (rank 0: all of them, in order; other ranks: those
@@ -250,6 +260,11 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
         if me is not None:
             me.bar = bar
         failure = job.measure(MPI, cfg, emit, bar)
+    # The end of the run (a job's last collectives, rank 0 writing and rendering, the final
+    # barrier and MPI_Finalize at exit) is guarded too: a rank stopped there must not leave
+    # the others waiting. The Python API lifts it when measure returns.
+    guard(stall_limit(cfg, END_STEP_S), "the end of the run (results, MPI_Finalize)")
+    injected_stop("end")
     notes = job.finish(results, world.Get_size())
     if me is not None:
         me.warn(notes)

@@ -103,6 +103,7 @@ class ResultFile:
         self.run_id = secrets.token_hex(8)
         self._watcher: subprocess.Popen[bytes] | None = None
         self._parts: dict[str, int] = {}  # key -> bytes of its part, not merged yet
+        self.finished = False
 
     def create(self, attrs: dict[str, Any], ranks: list[dict[str, Any]],
                exclusive: bool = False) -> None:
@@ -236,11 +237,18 @@ class ResultFile:
             raise
         parts.remove(where)
         self._parts.clear()
+        self.finished = True
 
     @staticmethod
     def _set(f: h5py.File, attrs: dict[str, Any]) -> None:
         for key, value in attrs.items():
             f.attrs[key] = json.dumps(value, sort_keys=True) if key in JSON_ATTRS else value
+
+    def _aborted(self) -> None:
+        """A run aborted after its file was finished (a rank stopped after the last result)
+        keeps its status: every result is there."""
+        if not self.finished:
+            self.finish("aborted")
 
     def guard(self) -> None:
         """Rank 0, once the file exists: an exception here or a signal marks it aborted (the
@@ -248,7 +256,7 @@ class ResultFile:
         failing on another host, or a killed job); either merges the results into it."""
         from beff.core import mpi as _mpi
 
-        _mpi.on_abort(lambda: self.finish("aborted"))
+        _mpi.on_abort(self._aborted)
         self._watcher = watch.start(self.path, self.run_id)
 
 

@@ -108,3 +108,17 @@ def test_the_config_file_sets_the_start_up_limit(tmp_path: Path) -> None:
     proc, err, _, waited = run_stopped("imb", "backend", ["--config", str(config)], tmp_path)
     assert_fired(proc, err, "backend", "start-up (selecting the timed-loop backend)")
     assert waited < WALL * STALL_S, waited
+
+
+def test_a_rank_stopped_after_its_last_result_trips_the_stall_guard(tmp_path: Path) -> None:
+    """The end of the run is guarded too: rank 0 has written every result, then waits for
+    the stopped rank in the final barrier until --stall-timeout ends the job; the file stays
+    complete."""
+    proc, err, _, waited = run_stopped("imb", "end", ["--stall-timeout", str(STALL_S)],
+                                       tmp_path)
+    assert_fired(proc, err, "end", "the end of the run")
+    assert waited < WALL * STALL_S, waited
+    from beff.results.archive import load
+
+    record = load(tmp_path / "imb-end.h5")
+    assert record.attrs["status"] == "complete" and record.measurements
