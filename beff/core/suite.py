@@ -11,7 +11,10 @@ are imported only when needed (``beff --help`` and ``beff list`` import no kerne
   text, JSON and CSV, each from the records the run stores;
 * ``layout``: for a suite whose result is one typed record (b_eff, b_eff_io), the HDF5
   layout of that record (:class:`beff.results.archive.Layout`), stored in the group named
-  after the suite. IMB-style suites store :class:`beff.results.model.Measurement` objects.
+  after the suite. IMB-style suites store :class:`beff.results.model.Measurement` objects;
+* ``importer``: the reader of the original program's output (:class:`beff.results.imported.
+  Importer`) that ``beff import`` turns into this suite's results (one importer may serve
+  several suites: IMB's text names its component).
 
 Nothing here imports a family: the runner, the archive and the renderers reach a suite's code
 through these strings, so families stay siblings that never import each other.
@@ -28,7 +31,7 @@ from beff.core.errors import UsageError
 
 # The declaration modules of beff's own suites, in the order `beff list` shows them.
 BUILTIN = ("beff.imb.mpi1.suite", "beff.imb.nbc.suite", "beff.imb.onesided.suite",
-           "beff.imb.p2p.suite", "beff.io.suite", "beff.effbw.suite")
+           "beff.imb.p2p.suite", "beff.io.suite", "beff.effbw.suite", "beff.imb.mt.suite")
 # Modules outside beff that declare suites (comma-separated module names).
 PLUGINS_ENV = "BEFF_PLUGINS"
 
@@ -90,6 +93,7 @@ class Suite:
     options: tuple[Option, ...] = ()  # its own options (beyond the shared ones)
     thread_level: str = ""  # the MPI thread level it needs at least ("" = the option's)
     one_sided: bool = False  # Open MPI needs beff.core.mpi.OMPI_ONE_SIDED_SETTINGS
+    importer: str = ""  # "module:attribute" of its Importer ("" = nothing to import)
 
     def load(self, what: str) -> Any:
         """The object a ``"module:attribute"`` field names."""

@@ -9,8 +9,10 @@ from typing import Any
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 
 from beff.core.metadata import format_cpus
+from beff.results import imported
 from beff.results.model import RunRecord
 
 
@@ -33,6 +35,9 @@ def render_header(record: RunRecord, console: Console) -> None:
     mpi = a.get("mpi", {})
     where = a.get("placement", {})
     console.print(f"[bold]{' '.join(a.get('command_line', []))}[/bold]")
+    note = imported.note(a)
+    if note:
+        console.print(f"[bold yellow]{escape(note)}[/bold yellow]")
     console.print(f"created {a.get('created', '?')}, status {a.get('status', '?')}, "
                   f"schema {a.get('schema_version', '?')}, beff "
                   f"{a.get('versions', {}).get('beff', '?')}")

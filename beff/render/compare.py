@@ -39,6 +39,7 @@ class Row:
     b_us: float
     ratio: float
     significant: bool
+    samples: bool = True  # both have samples (an imported result has none: no noise check)
 
 
 def mismatches(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
@@ -103,9 +104,14 @@ def compare_records(a: RunRecord, b: RunRecord) -> list[Row]:
             if j is None or ma.status[i] != OK or mb.status[j] != OK:
                 continue
             ta, tb = float(sa.t_avg[i]), float(sb.t_avg[j])
+            if not (np.isfinite(ta) and np.isfinite(tb)):  # imported IMB text: t only
+                ta, tb = float(sa.t_max[i]), float(sb.t_max[j])
+            if not (np.isfinite(ta) and np.isfinite(tb)):
+                continue
             rows.append(Row(ma.benchmark, ma.nprocs, int(size), ta, tb,
                             tb / ta if ta > 0 else float("nan"),
-                            significant(per_iteration(ma, i), per_iteration(mb, j))))
+                            significant(per_iteration(ma, i), per_iteration(mb, j)),
+                            not (ma.printed or mb.printed)))
     return rows
 
 

@@ -54,7 +54,7 @@ FORMAT_NAME = "beff-results"
 # Root attributes stored as JSON text.
 JSON_ATTRS = ("command_line", "config", "config_sources", "versions", "mpi", "host", "env",
               "placement", "overhead", "warnings", "yield_settings", "workaround_settings",
-              "benchmark_comments", "io", "derived")
+              "benchmark_comments", "io", "derived", "imported")
 RANK_COLUMNS = {  # per world rank: units and description
     "rank": ("1", "MPI_COMM_WORLD rank"),
     "host": ("", "host name (gethostname)"),
@@ -207,11 +207,16 @@ class ResultFile:
             m = result
             size = sum(a.nbytes for a in (m.times, m.samples, m.batch_iters,
                                           *m.more_times.values(), *m.more_samples.values(),
-                                          *m.prepared.values()))
+                                          *m.prepared.values(), *m.printed.values()))
             order = self.count
             self._add_part(f"results/{m.key}", size + FILE_OVERHEAD_BYTES,
                            lambda f: write_measurement(f.require_group("results"), m, order))
             self.count += 1
+            return
+        if isinstance(result, StoredSummary):
+            stored = result
+            self._add_part(stored.key, FILE_OVERHEAD_BYTES,
+                           lambda f: write_summary(f.create_group(stored.key), stored))
             return
         layout = layout_of(result.suite)
         size = sum(v.nbytes for v in vars(result).values() if isinstance(v, np.ndarray))
@@ -311,6 +316,21 @@ def write_measurement(results: h5py.Group, m: Measurement, order: int) -> None:
     for name, values in m.prepared.items():
         _dataset(g, f"prepared_{name}", values, "1",
                  f"per size and rank: {name}, recorded by the kernel's per-size preparation")
+    for name, values in m.printed.items():
+        _dataset(g, f"printed_{name}", values, "",
+                 f"per size and group: column {name} as the imported original printed it")
+
+
+def write_summary(g: h5py.Group, stored: StoredSummary) -> None:
+    """A result stored as its figures (an imported original's): JSON, in the keys of the
+    suite's summary."""
+    g.attrs["suite"] = stored.suite
+    g.attrs["summary"] = json.dumps(stored.summary, sort_keys=True)
+
+
+def read_summary(g: h5py.Group, name: str) -> StoredSummary:
+    return StoredSummary(str(_decode(g.attrs.get("suite", name))), name,
+                         json.loads(_decode(g.attrs["summary"])))
 
 
 # A suite's typed record (b_eff's /beff, b_eff_io's /beffio): scalar inputs as attributes,
@@ -401,6 +421,7 @@ def read_measurement(g: h5py.Group) -> Measurement:
         more_times={n: g[f"times_{n}"][()] for n in metrics[1:]},
         more_samples={n: g[f"samples_{n}"][()] for n in metrics[1:]},
         prepared={k[len("prepared_"):]: g[k][()] for k in g if k.startswith("prepared_")},
+        printed={k[len("printed_"):]: g[k][()] for k in g if k.startswith("printed_")},
     )
 
 
@@ -493,10 +514,10 @@ def _read_file(path: Path) -> tuple[RunRecord, dict[str, tuple[int, Measurement]
         for name in f:
             if name in ("ranks", "results"):
                 continue
-            if version == 1 and "summary" in f[name].attrs:
-                # Schema 1 stored b_eff's derived figures as JSON; they are read as they were.
-                typed[name] = StoredSummary(name, name,
-                                            json.loads(_decode(f[name].attrs["summary"])))
+            if "summary" in f[name].attrs:
+                # Schema 1 stored b_eff's derived figures as JSON, and an imported original's
+                # figures are stored so: they are read as they were.
+                typed[name] = read_summary(f[name], name)
             elif suites.find(name) is not None and suites.get(name).layout:
                 typed[name] = read_record(f[name], layout_of(name))
     return record, found, typed
@@ -510,6 +531,8 @@ def _read_parts(record: RunRecord, found: dict[str, tuple[int, Measurement]],
         if key.startswith("results/"):
             g = f[key]
             found[key[len("results/"):]] = (int(g.attrs["order"]), read_measurement(g))
+        elif "summary" in f[key].attrs:
+            typed[key] = read_summary(f[key], key)
         elif suites.find(key) is not None and suites.get(key).layout:
             typed[key] = read_record(f[key], layout_of(key))
         updated = _decode(f.attrs.get("updated", ""))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from beff.results import stats
+from beff.results import printed, stats
 from beff.results.model import Measurement
 
 Compute = Callable[[Measurement, "int | None"], np.ndarray]
@@ -54,9 +54,13 @@ def lookup(id: str) -> Column | None:
 def values(m: Measurement, ids: tuple[str, ...] | list[str],
            group: int | None = None) -> dict[str, np.ndarray]:
     """Every known column of ``ids`` for ``m`` (and ``group``), one array per column; NaN
-    where the file lacks a metric the column needs (a file is shown, never refused)."""
+    where the file lacks a metric the column needs (a file is shown, never refused). An
+    imported result gives the columns as printed (NaN where the original printed none)."""
     out = {}
     for cid in ids:
+        if m.printed and cid not in ("bytes", "repetitions", "defects"):
+            out[cid] = printed.column(m, cid, group)
+            continue
         col = COLUMNS.get(cid)
         if col is not None:
             try:

@@ -39,6 +39,11 @@ class Measurement:
     ``more_samples`` under their names, shaped alike. ``prepared[name][s, r]`` holds what a
     kernel's per-size preparation recorded (e.g. a calibration). ``mode`` is the mode axis
     ("" for benchmarks without modes); ``columns`` the table columns the benchmark declared.
+
+    An imported result (``beff import`` of IMB's text) has no samples: ``times`` is NaN,
+    ``samples`` and ``batch_iters`` have no batches, and ``printed[column][s, g]`` holds what
+    the original printed, by column id (:mod:`beff.results.columns`), per size and group
+    (one group unless ``-multi 1``). Empty for measured results.
     """
 
     suite: str
@@ -69,6 +74,7 @@ class Measurement:
     more_times: dict[str, np.ndarray] = field(default_factory=dict)
     more_samples: dict[str, np.ndarray] = field(default_factory=dict)
     prepared: dict[str, np.ndarray] = field(default_factory=dict)
+    printed: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.columns:
@@ -116,8 +122,9 @@ class Result(Protocol):
 
 @dataclass
 class StoredSummary:
-    """A result of a schema-1 file that stored derived figures instead of what they derive
-    from (b_eff's summary): read as it was."""
+    """A result stored as its derived figures instead of what they derive from: b_eff's
+    summary in a schema-1 file, or the figures an original program printed (``beff import``
+    of b_eff's or b_eff_io's ``.sum``), in the keys of the suite's summary. Read as it was."""
 
     suite: str
     key: str

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from beff.results import printed
 from beff.results.model import Measurement
 
 MB = 1e6  # IMB 2021: Mbytes/sec with MB = 10^6 bytes
@@ -43,7 +44,12 @@ def summarize(m: Measurement, group: int | None = None, metric: str | None = Non
 
     Mbytes/sec = bw_scale * X / t_max / 10^6. For message-rate benchmarks (Uniband, Biband)
     Msg/sec = msgrate_factor / t_max and Mbytes/sec = Msg/sec * X / 10^6, as in IMB.
+
+    An imported result (no samples) gives the figures its original printed, NaN where it
+    printed none (IMB's single-transfer ``t`` is its t_max).
     """
+    if m.printed:
+        return Summary(*printed.figures(m, group, metric))
     times = m.times if metric is None else m.metric_times(metric)
     if group is not None:
         times = times[:, m.group == group]
