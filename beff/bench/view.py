@@ -17,7 +17,7 @@ from rich.table import Table
 
 from beff import __version__
 from beff.render.common import _clean
-from beff.results import columns, stats, warnings
+from beff.results import columns, imported, stats, warnings
 from beff.results.model import FAILED, OK, OUT_OF_MEM, TIME_OUT, Measurement, RunRecord
 from beff.results.placement import placement_groups, placement_label
 
@@ -53,14 +53,14 @@ def imb_header(attrs: dict[str, Any], names: Iterable[str], view: ImbView) -> st
         date = time.asctime(time.localtime(
             time.mktime(time.strptime(created, "%Y-%m-%dT%H:%M:%SZ")) - time.timezone))
     except (TypeError, ValueError):
-        date = time.asctime()
+        date = "" if "imported" in attrs else time.asctime()
     dashes = "#" + "-" * 64
     lines = [
         "",
         dashes,
-        f"#    beff {attrs.get('versions', {}).get('beff', __version__)} "
-        f"(Intel(R) MPI Benchmarks 2021.11 layout), {view.part} part",
+        title_line(attrs, view.part),
         dashes,
+        *imported_lines(attrs),
         f"# Date                  : {date}",
         f"# Machine               : {host.get('machine', '')}",
         f"# System                : {host.get('system', '')}",
@@ -99,6 +99,21 @@ def imb_header(attrs: dict[str, Any], names: Iterable[str], view: ImbView) -> st
     for n in names:  # IMB-RMA indents a benchmark's comments under its name
         lines += [f"# {n}", *(f"#     {c}" for c in comments.get(n, ()))]
     return "\n".join(lines) + "\n"
+
+
+def title_line(attrs: dict[str, Any], part: str) -> str:
+    """IMB's title: beff's, or the IMB version that printed an imported text."""
+    if "imported" in attrs:
+        return f"#    Intel(R) MPI Benchmarks {attrs.get('versions', {}).get('imb', '')}, " \
+            f"{part} part"
+    return (f"#    beff {attrs.get('versions', {}).get('beff', __version__)} "
+            f"(Intel(R) MPI Benchmarks 2021.11 layout), {part} part")
+
+
+def imported_lines(attrs: dict[str, Any]) -> list[str]:
+    """Where an imported text came from (none for a measured run)."""
+    line = imported.note(attrs)
+    return [f"# {line}"] if line else []
 
 
 def io_header(attrs: dict[str, Any], names: Iterable[str]) -> list[str]:
@@ -174,6 +189,8 @@ def imb_block(m: Measurement) -> str:
         for row in m.attrs["map_rows"]:
             out.append("# " + _procids(row))
             out.append("# ")
+    elif "threads" in m.attrs:  # IMB-MT (imported)
+        out.append(f"# #processes = {m.nprocs} (threads: {m.attrs['threads']})")
     else:
         out.append(f"# #processes = {m.nprocs} ")
     if m.idle:
@@ -234,7 +251,11 @@ def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Tab
     else:
         caption.append(f"t = timed loop / repetitions{scale}, over ranks; MB/s with "
                        "MB = 10^6 B")
-    caption.append("cv = spread (std/mean) of the slowest rank's batch times")
+    if m.printed:
+        caption.append("imported: the figures as the original printed them; no raw samples, "
+                       "so no cv")
+    else:
+        caption.append("cv = spread (std/mean) of the slowest rank's batch times")
     table = Table(title=title, caption="\n".join(c for c in caption if c), box=box.SIMPLE_HEAD)
     cols = rich_columns(m)
     for cid in cols:

@@ -6,4 +6,5 @@ SUITE = register(Suite(
     name="mpi1", title="IMB-MPI1 (point-to-point and collectives)", label="IMB mpi1",
     family="imb", command="beff imb mpi1", job="beff.bench.job:job",
     view="beff.imb.mpi1.view:VIEW", formats=("table", "imb", "json", "csv"),
-    benchmarks=("beff.imb.mpi1.p2p", "beff.imb.mpi1.coll")))
+    benchmarks=("beff.imb.mpi1.p2p", "beff.imb.mpi1.coll"),
+    importer="beff.bench.importer:IMPORTER"))

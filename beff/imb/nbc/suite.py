@@ -6,9 +6,9 @@ NBC = register(Suite(
     name="nbc", title="IMB-NBC (nonblocking collectives, with overlap)", label="IMB nbc",
     family="imb", command="beff imb nbc", job="beff.bench.job:job",
     view="beff.imb.nbc.view:NBC", formats=("table", "imb", "json", "csv"),
-    benchmarks=("beff.imb.nbc.nbc",)))
+    benchmarks=("beff.imb.nbc.nbc",), importer="beff.bench.importer:IMPORTER"))
 MPI4 = register(Suite(
     name="mpi4", title="IMB-MPI4 (MPI-4.0 persistent collectives, with overlap)",
     label="IMB mpi4", family="imb", command="beff imb mpi4", job="beff.bench.job:job",
     view="beff.imb.nbc.view:MPI4", formats=("table", "imb", "json", "csv"),
-    benchmarks=("beff.imb.nbc.mpi4",)))
+    benchmarks=("beff.imb.nbc.mpi4",), importer="beff.bench.importer:IMPORTER"))

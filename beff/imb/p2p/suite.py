@@ -12,4 +12,5 @@ SUITE = register(Suite(
     name="p2p", title="IMB-P2P (point-to-point patterns on all ranks)", label="IMB p2p",
     family="imb", command="beff imb p2p", job="beff.imb.p2p.job:job",
     view="beff.imb.p2p.view:VIEW", formats=("table", "imb", "json", "csv"),
-    benchmarks=("beff.imb.p2p.kernels",), options=OPTIONS))
+    benchmarks=("beff.imb.p2p.kernels",), options=OPTIONS,
+    importer="beff.bench.importer:IMPORTER"))

@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from beff import __version__
 from beff.bench.view import (
     OUT_OF_MEM_TEXT,
     SHOWN,
@@ -25,8 +24,10 @@ from beff.bench.view import (
     ImbView,
     W,
     _cell,
+    imported_lines,
     measured_config,
     table_columns,
+    title_line,
 )
 from beff.results import columns, stats
 from beff.results.model import FAILED, OUT_OF_MEM, TIME_OUT, Measurement, RunRecord
@@ -61,9 +62,9 @@ def p2p_header(attrs: dict[str, Any], names: Iterable[str]) -> str:
     lines = [
         "",
         TITLE_DASHES,
-        f"#    beff {attrs.get('versions', {}).get('beff', __version__)} "
-        "(Intel(R) MPI Benchmarks 2021.11 layout), IMB-P2P part",
+        title_line(attrs, "IMB-P2P"),
         TITLE_DASHES,
+        *imported_lines(attrs),
         f"# Date                  : {_date(attrs)}",
         f"# Machine               : {host.get('machine', '')}",
         f"# System                : {host.get('system', '')}",

@@ -1,0 +1,1 @@
+"""IMB-MT: beff does not measure it; ``beff import`` reads its text."""
