@@ -175,8 +175,10 @@ class BeffSummary:
     b_eff_all_methods_MBps: float | None = None  # only when opt-in methods ran
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON entry: every field (lists for tuples); the opt-in figure only when set."""
-        out: dict[str, Any] = json.loads(json.dumps(dataclasses.asdict(self)))
+        """The JSON entry: every field (lists for tuples; null for a figure that is not a
+        number, e.g. one an imported .sum does not print); the opt-in figure only when set."""
+        out: dict[str, Any] = json.loads(json.dumps(dataclasses.asdict(self)),
+                                         parse_constant=lambda _: None)
         if self.b_eff_all_methods_MBps is None:
             del out["b_eff_all_methods_MBps"]
         return out

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from rich import box
@@ -15,7 +16,33 @@ from beff.results.model import RunRecord, StoredSummary
 
 
 def _mb(x: float) -> str:
-    return f"{x:,.1f}"
+    return f"{x:,.1f}" if _number(x) else "-"
+
+
+def _number(x: object) -> bool:
+    """A figure that is known (an imported .sum leaves some out)."""
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def _details(summary: BeffSummary, console: Console) -> None:
+    """b_eff per message length, and every pattern's bandwidth."""
+    P = summary.nprocs
+    lt = Table(title="per message length (max over methods and repetitions)",
+               box=box.SIMPLE_HEAD)
+    for col in ("bytes", "b_eff(L)", "rings", "random", "b_eff(L)/P"):
+        lt.add_column(col, justify="right")
+    for row in summary.per_length:
+        lt.add_row(f"{row.bytes:,}", _mb(row.b_eff_MBps), _mb(row.ring_MBps),
+                   _mb(row.random_MBps), _mb(row.b_eff_MBps / P))
+    console.print(lt)
+    pt = Table(title="patterns (B_p = mean over lengths)", box=box.SIMPLE_HEAD)
+    for col in ("#", "pattern", "kind", "B_p MB/s", "per process", "cross-node"):
+        pt.add_column(col, justify="right" if col not in ("pattern", "kind") else "left")
+    for p in summary.patterns:
+        share = p.cross_node_share
+        pt.add_row(str(p.index), p.label, p.kind, _mb(p.b_MBps),
+                   _mb(p.b_MBps / P), f"{100 * share:.0f}%" if _number(share) else "-")
+    console.print(pt)
 
 
 def render(summary: BeffSummary, console: Console) -> None:
@@ -48,27 +75,17 @@ def render(summary: BeffSummary, console: Console) -> None:
         t.add_row("b_eff incl. opt-in methods (not official)",
                   _mb(summary.b_eff_all_methods_MBps), "")
     mem = summary.memory_per_proc_bytes
+    known = [(f"seed {summary.seed}", summary.seed),
+             (f"{summary.repetitions} repetitions", summary.repetitions),
+             (f"{summary.time_per_loop_s} s per loop", summary.time_per_loop_s)]
     t.caption = (f"memory per process {memory_mib(mem):,} MiB ({summary.memory_per_proc_source})"
-                 f", Lmax = memory/128; seed {summary.seed}; {summary.repetitions} "
-                 f"repetitions; {summary.time_per_loop_s} s per loop; methods "
-                 f"{', '.join(summary.methods_in_b_eff)}; run time "
+                 ", Lmax = memory/128; "
+                 + "".join(f"{text}; " for text, value in known if _number(value))
+                 + f"methods {', '.join(summary.methods_in_b_eff)}; run time "
                  f"{summary.runtime_s:.1f} s")
     console.print(t)
-    lt = Table(title="per message length (max over methods and repetitions)",
-               box=box.SIMPLE_HEAD)
-    for col in ("bytes", "b_eff(L)", "rings", "random", "b_eff(L)/P"):
-        lt.add_column(col, justify="right")
-    for row in summary.per_length:
-        lt.add_row(f"{row.bytes:,}", _mb(row.b_eff_MBps), _mb(row.ring_MBps),
-                   _mb(row.random_MBps), _mb(row.b_eff_MBps / P))
-    console.print(lt)
-    pt = Table(title="patterns (B_p = mean over lengths)", box=box.SIMPLE_HEAD)
-    for col in ("#", "pattern", "kind", "B_p MB/s", "per process", "cross-node"):
-        pt.add_column(col, justify="right" if col not in ("pattern", "kind") else "left")
-    for p in summary.patterns:
-        pt.add_row(str(p.index), p.label, p.kind, _mb(p.b_MBps),
-                   _mb(p.b_MBps / P), f"{100 * p.cross_node_share:.0f}%")
-    console.print(pt)
+    if summary.per_length:  # an imported .sum without its .prot has none
+        _details(summary, console)
     for w in summary.warnings:
         console.print(f"[bold yellow]warning:[/bold yellow] {w}")
     if summary.shortened_repetitions:

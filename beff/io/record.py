@@ -205,6 +205,16 @@ class BeffIOSummary:
         out: dict[str, Any] = json.loads(json.dumps(dataclasses.asdict(self)))
         return out
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BeffIOSummary:
+        """A summary stored as its figures (``beff import`` of b_eff_io's .sum)."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in fields}
+        kwargs["partitions"] = tuple(kwargs.get("partitions", ()))
+        kwargs["per_partition"] = tuple(PartitionFigures(**p)
+                                        for p in kwargs.get("per_partition", ()))
+        return cls(**kwargs)
+
 
 def summarize(rec: BeffIORecord) -> BeffIOSummary:
     """The derived numbers under documented, stable keys (share/schema/README.md)."""

@@ -12,7 +12,7 @@ from beff.bench.view import ImbView, io_header
 from beff.io import plan
 from beff.io.record import BeffIORecord, BeffIOSummary, PartitionFigures, summarize
 from beff.io.reduce import ACCESSES, TYPES
-from beff.results.model import RunRecord
+from beff.results.model import RunRecord, StoredSummary
 
 MIB = 1 << 20
 TYPE_HEADS = ("scatter", "shared", "separate", "segmened", "seg-coll")  # the original's
@@ -163,6 +163,16 @@ def sum_text(summary: BeffIOSummary) -> str:
     return "\n".join(out) + "\n"
 
 
+Result = BeffIORecord | StoredSummary  # measured, or imported (b_eff_io's .sum)
+
+
+def summary_of(result: Result) -> BeffIOSummary:
+    """b_eff_io's figures: derived from a record, or as stored (an imported .sum)."""
+    if isinstance(result, StoredSummary):
+        return BeffIOSummary.from_json(result.summary)
+    return summarize(result)
+
+
 CSV_FIELDS = ("nprocs", "access", "type", "chunk", "MBps")
 CHECKED = (("mode", "mode"), ("largest chunk (Lmax)", "lmax_bytes"),
            ("scheduled time", "scheduled_time_s"), ("partitions", "partitions"),
@@ -179,41 +189,41 @@ class BeffIOView:
     def text_header(self, record: RunRecord) -> str:
         return ""
 
-    def text(self, result: BeffIORecord, record: RunRecord) -> str:
-        return sum_text(summarize(result))
+    def text(self, result: Result, record: RunRecord) -> str:
+        return sum_text(summary_of(result))
 
     def text_footer(self, record: RunRecord) -> str:
         return ""
 
-    def table(self, result: BeffIORecord, record: RunRecord, console: Console) -> None:
-        render(summarize(result), console)
+    def table(self, result: Result, record: RunRecord, console: Console) -> None:
+        render(summary_of(result), console)
 
-    def csv_rows(self, result: BeffIORecord) -> list[dict[str, Any]]:
+    def csv_rows(self, result: Result) -> list[dict[str, Any]]:
         rows = []
-        for part in summarize(result).per_partition:
+        for part in summary_of(result).per_partition:
             for access, types in part.patterns_MBps.items():
                 for tname, cells in types.items():
                     rows += [{"nprocs": part.nprocs, "access": access, "type": tname,
                               "chunk": chunk, "MBps": value} for chunk, value in cells.items()]
         return rows
 
-    def summary(self, result: BeffIORecord, record: RunRecord) -> dict[str, Any]:
-        return summarize(result).to_json()
+    def summary(self, result: Result, record: RunRecord) -> dict[str, Any]:
+        return summary_of(result).to_json()
 
-    def result_warnings(self, result: BeffIORecord, record: RunRecord) -> list[str]:
+    def result_warnings(self, result: Result, record: RunRecord) -> list[str]:
         return []
 
-    def figures(self, result: BeffIORecord) -> list[tuple[str, float, bool]]:
+    def figures(self, result: Result) -> list[tuple[str, float, bool]]:
         """b_eff_io and, per partition, its weighted averages and b_eff_io (MB/s)."""
-        s = summarize(result)
+        s = summary_of(result)
         out = {"b_eff_io_MBps": s.b_eff_io_MBps}
         for p in s.per_partition:
             for key in ("write_MBps", "rewrite_MBps", "read_MBps", "b_eff_io_MBps"):
                 out[f"n={p.nprocs} {key}"] = getattr(p, key)
         return [(k, float(v), True) for k, v in out.items() if v is not None]
 
-    def settings(self, result: BeffIORecord) -> list[tuple[str, Any]]:
-        s = summarize(result)
+    def settings(self, result: Result) -> list[tuple[str, Any]]:
+        s = summary_of(result)
         return [(name, getattr(s, key)) for name, key in CHECKED]
 
 
