@@ -186,17 +186,52 @@ def compare(
         raise UsageError("the files have no benchmark, process count and size in common")
     t = Table(title=f"t_avg per iteration: B = {second.name} vs A = {first.name}",
               caption="B/A > 1: B is slower. 'noise' = the 10-90 % ranges of the per-batch "
-                      "times overlap, so the difference is not significant.")
+                      "times overlap, so the difference is not significant. A file imported "
+                      "from IMB's text has no samples, and where it printed t (the t_max over "
+                      "ranks) instead of t_avg, t_max is compared.")
     for col in ("benchmark", "np", "bytes", "A [µs]", "B [µs]", "B/A", ""):
         t.add_column(col, justify="right")
     for r in rows:
         t.add_row(r.benchmark, str(r.nprocs), f"{r.nbytes:,}", f"{r.a_us:.2f}", f"{r.b_us:.2f}",
-                  f"{r.ratio:.3f}", "" if r.significant else "[dim]noise[/dim]")
+                  f"{r.ratio:.3f}", "[dim]no samples[/dim]" if not r.samples else
+                  "" if r.significant else "[dim]noise[/dim]")
     console.print(t)
     ratios = np.array([r.ratio for r in rows if np.isfinite(r.ratio) and r.ratio > 0])
     if ratios.size:
         console.print(f"geometric mean of B/A over {ratios.size} sizes: "
                       f"{float(np.exp(np.log(ratios).mean())):.3f}")
+
+
+@app.command("import")
+def import_cmd(
+    source: Annotated[Path, typer.Argument(
+        help="An output of the original programs: IMB's text (any component: MPI1, NBC, "
+        "MPI4, EXT, RMA, IO, P2P, MT), b_eff 3.6's .sum or .prot (the other one is read too "
+        "when it lies beside it), or b_eff_io's .sum. The format is told by the content.")],
+    output: Annotated[Path | None, typer.Option(
+        "-o", "--output", help="The result file to write (default: SOURCE with the suffix "
+        ".h5, beside it). One source makes one result file.", show_default=False)] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Replace an existing result file.")] = False,
+) -> None:
+    """Import an output of the original C programs into a beff result file (no MPI needed).
+
+    The file says that it was imported, from which file and format, and that it has no raw
+    samples: its figures are those the original printed. `beff show` renders it in every
+    format, and `beff compare` compares it with beff's runs or other imported ones.
+    """
+    from beff.core.config import check_output_path
+    from beff.results import imported
+
+    out = output if output is not None else source.with_suffix(".h5")
+    record = imported.read(source)
+    if out.exists() and out.resolve() == source.resolve():
+        raise UsageError(f"-o {out}: that is the file to import")
+    check_output_path(str(out), force)
+    imported.write(record, out, force)
+    count = len(record.results)
+    typer.echo(f"{source} ({record.attrs['imported']['format']}): {count} result"
+               f"{'s' if count != 1 else ''} written to {out}", err=True)
 
 
 @app.command()
