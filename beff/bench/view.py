@@ -17,7 +17,7 @@ from rich.table import Table
 
 from beff import __version__
 from beff.render.common import _clean
-from beff.results import columns, imported, stats, warnings
+from beff.results import columns, printed, stats, warnings
 from beff.results.model import FAILED, OK, OUT_OF_MEM, TIME_OUT, Measurement, RunRecord
 from beff.results.placement import placement_groups, placement_label
 
@@ -112,7 +112,7 @@ def title_line(attrs: dict[str, Any], part: str) -> str:
 
 def imported_lines(attrs: dict[str, Any]) -> list[str]:
     """Where an imported text came from (none for a measured run)."""
-    line = imported.note(attrs)
+    line = printed.note(attrs)
     return [f"# {line}"] if line else []
 
 

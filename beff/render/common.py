@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from beff.core.metadata import format_cpus
-from beff.results import imported
+from beff.results import printed
 from beff.results.model import RunRecord
 
 
@@ -35,7 +35,7 @@ def render_header(record: RunRecord, console: Console) -> None:
     mpi = a.get("mpi", {})
     where = a.get("placement", {})
     console.print(f"[bold]{' '.join(a.get('command_line', []))}[/bold]")
-    note = imported.note(a)
+    note = printed.note(a)
     if note:
         console.print(f"[bold yellow]{escape(note)}[/bold yellow]")
     console.print(f"created {a.get('created', '?')}, status {a.get('status', '?')}, "

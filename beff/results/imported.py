@@ -106,15 +106,6 @@ def utc_time(date: str) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(local))
 
 
-def note(attrs: dict[str, object]) -> str:
-    """One line on an imported run ("" for a measured one), for the headers of tables."""
-    imported = attrs.get("imported")
-    if not isinstance(imported, dict):
-        return ""
-    return (f"imported from {imported.get('from', '?')} ({imported.get('format', '?')}): the "
-            "figures as printed, no raw samples")
-
-
 def write(record: RunRecord, out: str | Path, force: bool = False) -> None:
     """Store an imported run as a result file (``force``: replace an existing one). Nothing
     is left behind when it fails."""

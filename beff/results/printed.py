@@ -7,6 +7,8 @@ read them here instead of deriving them from samples.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from beff.results.model import Measurement
@@ -33,3 +35,12 @@ def figures(m: Measurement, group: int | None = None, metric: str | None = None,
         return tuple(np.full(len(m.sizes), np.nan) for _ in range(5))
     return tuple(column(m, k, group) for k in ("t_min", "t_max", "t_avg", "mbytes_per_sec",
                                                 "msg_per_sec"))
+
+
+def note(attrs: dict[str, Any]) -> str:
+    """One line on an imported run ("" for a measured one), for the headers of tables."""
+    imported = attrs.get("imported")
+    if not isinstance(imported, dict):
+        return ""
+    return (f"imported from {imported.get('from', '?')} ({imported.get('format', '?')}): the "
+            "figures as printed, no raw samples")
