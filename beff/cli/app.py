@@ -75,7 +75,8 @@ def list_cmd(
         if not s.benchmarks:
             own = "".join(f"\n  {', '.join(o.flags) or o.key}: {o.help} (default {o.default})"
                           for o in s.options)
-            console.print(f"[bold]{s.name}[/bold]: {s.title}; run with `{s.command}`{own}",
+            verb = "read with" if s.command == "beff import" else "run with"  # IMB-MT
+            console.print(f"[bold]{s.name}[/bold]: {s.title}; {verb} `{s.command}`{own}",
                           highlight=False)
             continue
         own = "; ".join(f"{', '.join(o.flags) or o.key} ({o.help}, default {o.default})"

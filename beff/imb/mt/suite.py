@@ -13,7 +13,7 @@ def job(suite: Suite) -> NoReturn:
 
 
 SUITE = register(Suite(
-    name="mt", title="IMB-MT (imported results only: beff import of IMB-MT's text)",
+    name="mt", title="IMB-MT (not measured by beff: its text is imported)",
     label="IMB mt", family="imb", command="beff import", job="beff.imb.mt.suite:job",
     view="beff.imb.mt.view:VIEW", formats=("table", "imb", "json", "csv"),
     importer="beff.bench.importer:IMPORTER"))
