@@ -156,9 +156,9 @@ def charts(result: BeffRecord | StoredSummary) -> list[Chart]:
     out = [Chart(
         id="b_eff/length", title=f"{s.mode}(L) on {P} processes",
         xlabel="message length L [B]", ylabel=bw,
-        series=(Series("b_eff(L)", x, per_length("b_eff_MBps")),
-                Series("rings", x, per_length("ring_MBps")),
-                Series("random", x, per_length("random_MBps"))),
+        series=(Series("rings", x, per_length("ring_MBps")),
+                Series("random", x, per_length("random_MBps")),
+                Series("b_eff(L)", x, per_length("b_eff_MBps"))),  # last: drawn on top
         note="geometric means over the ring and over the random patterns of the best method "
              "and repetition; b_eff(L) is their geometric mean",
         higher_is_better=True, subject=own, section=own)]
