@@ -254,6 +254,9 @@ class _Rank0:
 # What the end of a run should take at most on a quick machine (the stall guard's default is
 # 20 times it, at least 120 s; --stall-timeout sets it).
 END_STEP_S = 5.0
+# What rank 0 may add for --report's page (every rank knows the config, so the others wait
+# that much longer too): a minute for the figures of a large run on a loaded node, doubled.
+REPORT_S = 120.0
 
 
 @dataclasses.dataclass
@@ -303,7 +306,8 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
     # The end of the run (a job's last collectives, rank 0 writing and rendering, the final
     # barrier and MPI_Finalize at exit) is guarded too: a rank stopped there must not leave
     # the others waiting. The Python API lifts it when measure returns.
-    guard(stall_limit(cfg, END_STEP_S), "the end of the run (results, MPI_Finalize)")
+    guard(stall_limit(cfg, END_STEP_S) + (REPORT_S if cfg.report else 0.0),
+          "the end of the run (results, MPI_Finalize)")
     injected_stop("end")
     notes = job.finish(results, world.Get_size())
     if me is not None:
