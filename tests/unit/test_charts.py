@@ -153,3 +153,19 @@ def test_series_of_one_label_join_and_runs_overlay() -> None:
 def test_a_series_must_have_as_many_points_as_x() -> None:
     with pytest.raises(ValueError, match="y has 2 points, x has 3"):
         Series("bad", np.arange(3), np.arange(2))
+
+
+@pytest.mark.parametrize("name, ids", [
+    ("golden-schema-v1.h5", ["mpi1/PingPong/time", "mpi1/PingPong/bandwidth",
+                             "mpi1/Sendrecv/time", "mpi1/Sendrecv/bandwidth"]),
+    ("golden-schema-v2-imb.h5", None),
+    ("golden-schema-v2-beff.h5", ["b_eff/length", "b_eff/methods", "b_eff/patterns",
+                                  "b_eff/latency"]),
+    ("golden-schema-v2-beffio.h5", [f"b_eff_io/n{n}/{a}" for n in (1, 2)
+                                    for a in ("write", "rewrite", "read")]),
+])
+def test_older_files_have_their_figures(name: str, ids: list[str] | None) -> None:
+    charts = charts_of(load(DATA / name))
+    assert charts and all(s.x.size for c in charts for s in c.series)
+    if ids is not None:
+        assert [c.id for c in charts] == ids
