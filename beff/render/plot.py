@@ -268,7 +268,8 @@ def draw(target: Any, figure: Figure, sig: Significance) -> None:
         ax, rax = target.subplots(1, 1), None
     drawn = _draw_bars(ax, figure) if chart.kind == BAR else _draw_lines(ax, figure)
     zero = chart.kind != BAR and any(
-        bool((s.x[np.isfinite(s.y)] == 0).any()) for _, s, *_ in drawn)
+        bool(((s.x == 0) & np.isfinite(s.y) & ((s.y > 0) if chart.ylog else True)).any())
+        for _, s, *_ in drawn)  # 0 B is drawn: a symmetric log axis puts it at 0
     _axes(ax, figure, zero)
     ax.set_title(chart.title)
     ax.set_ylabel(chart.ylabel)
@@ -276,7 +277,8 @@ def draw(target: Any, figure: Figure, sig: Significance) -> None:
         ax.text(0.5, 0.5, "nothing measured", transform=ax.transAxes, ha="center",
                 va="center", color="#777777")
     elif len(drawn) > 1 or chart.marked_label in ax.get_legend_handles_labels()[1]:
-        ax.legend(loc="best", ncol=2 if len(drawn) > 6 else 1)
+        ax.legend(loc="best", ncol=2 if len(drawn) > 6 else 1, frameon=True, framealpha=0.85,
+                  edgecolor="none")
     if rax is not None and drawn:
         _ratio(rax, figure, drawn, sig)
         rax.set_xlabel(chart.xlabel)
