@@ -15,9 +15,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shlex
 import sys
 import types
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol
 
 from beff.core import runtime, terminal
@@ -31,6 +33,7 @@ from beff.core.config import (
     stall_limit,
     thread_level_before_init,
 )
+from beff.core.errors import UsageError
 from beff.core.metadata import placement, run_attrs
 from beff.core.mpi import OMPI_ONE_SIDED_SETTINGS, guard, injected_stop
 from beff.core.progress import Bar, make_progress
@@ -97,9 +100,22 @@ def preparer(suite: suites.Suite, overrides: dict[str, Any]) -> Callable[
         if cfg.output is None:
             cfg.output = default_output()
         check_output_path(cfg.output, cfg.force, cfg.config_file)
+        if cfg.report:  # also from the TOML file
+            check_report(cfg.report, cfg.output)
         return cfg, job
 
     return prepare
+
+
+def check_report(path: str, output: str | None) -> None:
+    """``--report``: matplotlib is there and the page can be written, not over the result
+    file (one line, exit 2, before anything is measured)."""
+    from beff.render import plot
+
+    plot.require("--report")
+    target = plot.check_output(path, "--report")
+    if output and target.resolve() == Path(output).resolve():
+        raise UsageError(f"--report {path}: that is the result file (-o)")
 
 
 def _check_format(suite: suites.Suite, overrides: dict[str, Any]) -> dict[str, Any]:
@@ -120,6 +136,8 @@ def run(suite_name: str, overrides: dict[str, Any]) -> None:
     overrides = _check_format(suite, overrides)  # a usage error: main() says it, exit 2
     if overrides.get("output"):
         check_output_kind(str(overrides["output"]))
+    if overrides.get("report"):
+        check_report(str(overrides["report"]), overrides.get("output"))
 
     def job(MPI: types.ModuleType, prepared: tuple[RunConfig, Job]) -> None:
         failed = measure(MPI, suite, *prepared).failure
@@ -209,11 +227,36 @@ class _Rank0:
         sys.stdout.flush()
         if self.fmt:
             self.stderr.print(f"[dim]results written to {os.fspath(self.out.path)}[/dim]")
+        self.report()
+
+    def report(self) -> None:
+        """``--report``: the page of the finished file (a failed report is a warning: the
+        results are safe in their file); without it, the command that would make it."""
+        path = os.fspath(self.out.path)
+        if not self.cfg.report:
+            if self.fmt:
+                page = shlex.quote(Path(path).with_suffix(".html").name)
+                self.stderr.print(f"[dim]its report page: beff report {shlex.quote(path)} -o "
+                                  f"{page}[/dim]", soft_wrap=True)
+            return
+        from beff.render import report
+
+        try:
+            written = report.write([load(self.out.path)], [path], self.cfg.report)
+        except Exception as exc:  # noqa: BLE001 - any drawing error: say it, keep the run's
+            self.stderr.print(f"beff: warning: the report page could not be written: {exc}",
+                              markup=False, highlight=False, soft_wrap=True)
+            return
+        if self.fmt:
+            self.stderr.print(f"[dim]report written to {os.fspath(written)}[/dim]")
 
 
 # What the end of a run should take at most on a quick machine (the stall guard's default is
 # 20 times it, at least 120 s; --stall-timeout sets it).
 END_STEP_S = 5.0
+# What rank 0 may add for --report's page (every rank knows the config, so the others wait
+# that much longer too): a minute for the figures of a large run on a loaded node, doubled.
+REPORT_S = 120.0
 
 
 @dataclasses.dataclass
@@ -263,7 +306,8 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
     # The end of the run (a job's last collectives, rank 0 writing and rendering, the final
     # barrier and MPI_Finalize at exit) is guarded too: a rank stopped there must not leave
     # the others waiting. The Python API lifts it when measure returns.
-    guard(stall_limit(cfg, END_STEP_S), "the end of the run (results, MPI_Finalize)")
+    guard(stall_limit(cfg, END_STEP_S) + (REPORT_S if cfg.report else 0.0),
+          "the end of the run (results, MPI_Finalize)")
     injected_stop("end")
     notes = job.finish(results, world.Get_size())
     if me is not None:

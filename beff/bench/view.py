@@ -16,6 +16,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from beff import __version__
+from beff.bench.charts import measurement_charts
+from beff.render.charts import Chart
 from beff.render.common import _clean
 from beff.results import columns, printed, stats, warnings
 from beff.results.model import FAILED, OK, OUT_OF_MEM, TIME_OUT, Measurement, RunRecord
@@ -386,3 +388,6 @@ class ImbView:
 
     def settings(self, result: Measurement) -> list[tuple[str, Any]]:
         return []
+
+    def charts(self, result: Measurement, record: RunRecord) -> list[Chart]:
+        return measurement_charts(result)

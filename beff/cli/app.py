@@ -235,6 +235,60 @@ def import_cmd(
                f"{'s' if count != 1 else ''} written to {out}", err=True)
 
 
+@app.command("report")
+def report_cmd(
+    paths: Annotated[list[Path], typer.Argument(
+        help="beff result files (.h5); with several, their figures are overlaid and each is "
+        "compared with the first.", show_default=False)],
+    output: Annotated[str | None, typer.Option(
+        "-o", "--output", help="The page to write (default: the first file's name with "
+        ".html, in the current directory).", show_default=False)] = None,
+) -> None:
+    """Write one self-contained HTML page of result files, with every figure (no MPI)."""
+    from beff.render import plot
+    from beff.render import report as page
+
+    plot.require("beff report")
+    target = plot.check_output(output or paths[0].with_suffix(".html").name, "-o")
+    records = [_load(p) for p in paths]
+    page.write(records, paths, target)
+    typer.echo(f"report written to {target}", err=True)
+
+
+@app.command("plot")
+def plot_cmd(
+    paths: Annotated[list[Path], typer.Argument(
+        help="beff result files (.h5); with several, overlaid with a ratio panel.",
+        show_default=False)],
+    output: Annotated[str, typer.Option(
+        "-o", "--output", help="The image: .png, .svg or .pdf.", show_default=False)],
+    benchmark: Annotated[str | None, typer.Option(
+        "--benchmark", "-b", help="What to draw: a benchmark (PingPong), b_eff, b_eff_io, or "
+        "one figure (PingPong/bandwidth, b_eff/patterns). Default: the file's first.",
+        show_default=False)] = None,
+) -> None:
+    """Draw one figure of result files for a paper or slides (no MPI)."""
+    from beff.render import charts, plot
+    from beff.render import report as page
+
+    plot.require("beff plot")
+    target = plot.check_output(output, "-o", plot.FORMATS)
+    records = [_load(p) for p in paths]
+    figures = page.figures_of(records, page.run_labels(paths))
+    subjects = charts.subjects(figures)
+    if not figures:
+        raise UsageError(f"{paths[0]}: no measured result to plot")
+    chosen = charts.select(figures, benchmark or subjects[0])
+    if not chosen:
+        raise UsageError(f"{paths[0]} has no benchmark {benchmark!r} (it has: "
+                         f"{', '.join(subjects)})")
+    if benchmark is None and len(subjects) > 1:
+        typer.echo(f"beff: note: drew {subjects[0]}; the others: {', '.join(subjects[1:])} "
+                   "(--benchmark NAME)", err=True)
+    plot.save(chosen, target, plot.significance(records) if len(records) > 1 else {})
+    typer.echo(f"figure written to {target}", err=True)
+
+
 @app.command()
 def run(
     memory_per_proc: Annotated[
@@ -265,6 +319,7 @@ def run(
     output: Annotated[str | None, O.option("output")] = None,
     fmt: Annotated[str | None, O.option("format", _formats("beff"), _metavar("beff"))] = None,
     config_file: Annotated[str | None, O.option("config_file")] = None,
+    report: Annotated[str | None, O.option("report")] = None,
     progress: Annotated[bool | None, O.option("progress")] = None,
     thread_level: Annotated[str | None, O.option("thread_level")] = None,
     backend: Annotated[str | None, O.option("backend")] = None,
@@ -283,6 +338,7 @@ def run(
         "format": fmt, "hugepages": hugepages,
         "backend": backend, "thread_level": thread_level,
         "seed": seed, "output": output, "config_file": config_file, "progress": progress,
+        "report": report,
         "time_per_loop": time_per_loop, "timeout": timeout, "stall_timeout": stall_timeout,
         "force": force,
         "methods": None if methods is None else [m.strip() for m in methods.split(",")
@@ -344,6 +400,7 @@ def io_cmd(
     fmt: Annotated[str | None, O.option("format", _formats("beffio"),
                                         _metavar("beffio"))] = None,
     config_file: Annotated[str | None, O.option("config_file")] = None,
+    report: Annotated[str | None, O.option("report")] = None,
     progress: Annotated[bool | None, O.option("progress")] = None,
     backend: Annotated[str | None, O.option("backend")] = None,
     force: Annotated[bool | None, O.option("force")] = None,
@@ -361,7 +418,7 @@ def io_cmd(
         "rewrite": rewrite, "noshared": noshared, "nounique": nounique,
         "keep_files": keep_files, "hints": hint or None, "hints_file": hints_file,
         "check": check, "output": output, "format": fmt,
-        "config_file": config_file, "progress": progress,
+        "config_file": config_file, "progress": progress, "report": report,
         "backend": backend, "force": force, "timeout": timeout,
         "stall_timeout": stall_timeout,
     }

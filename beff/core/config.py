@@ -175,6 +175,9 @@ class RunConfig:
         help="timed loops: jit (compiled with numba), python, or auto (jit when it works)"))
     config_file: str | None = _opt(None, Rule("common", str, optional=True,
                                               flags=("--config",), help="TOML config file"))
+    report: str | None = _opt(None, Rule(
+        "common", str, optional=True, flags=("--report",),
+        help="at the end, write a report page of the run (HTML with its figures) to this file"))
     force: bool = _opt(False, Rule("common", bool, flags=("--force",),
                                    help="replace the -o file if it exists"))
     # Watchdogs: the whole job, and each message size (b_eff: each length) of a benchmark.

@@ -6,12 +6,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from beff.effbw.record import BeffRecord, BeffSummary, summarize
-from beff.patterns import memory_mib
+from beff.effbw.record import MB, BeffRecord, BeffSummary, summarize
+from beff.patterns import memory_mib, reduce_beff
+from beff.render.charts import BAR, Chart, Series
 from beff.results.model import RunRecord, StoredSummary
 
 
@@ -144,6 +146,66 @@ def summary_of(result: BeffRecord | StoredSummary) -> BeffSummary:
     return summarize(result)
 
 
+def method_lengths(rec: BeffRecord) -> list[tuple[str, np.ndarray]]:
+    """b_eff(L) (MB/s) of each method alone: the same reduction over that method only."""
+    b = rec.pattern_b()
+    lengths = [int(x) for x in rec.lengths]
+    out = []
+    for i, label in enumerate(rec.methods):
+        res = reduce_beff(b[..., [i]], nprocs=rec.nprocs, kinds=rec.kinds, lengths=lengths)
+        out.append((label + ("" if rec.official[i] else " (opt-in)"),
+                    np.asarray(res.b_eff_length) / MB))
+    return out
+
+
+def charts(result: BeffRecord | StoredSummary) -> list[Chart]:
+    """b_eff(L) for rings and random patterns, b_eff(L) of each method, the patterns' B_p
+    and the latencies."""
+    s = summary_of(result)
+    P = s.nprocs
+    x = np.array([r.bytes for r in s.per_length], dtype=np.float64)
+    bw = "bandwidth, accumulated [MB/s, 10^6 B/s]"
+    own = "b_eff"  # the subject `beff plot --benchmark` names, and the report's section
+
+    def per_length(name: str) -> np.ndarray:
+        return np.array([getattr(r, name) for r in s.per_length], dtype=np.float64)
+
+    out = [Chart(
+        id="b_eff/length", title=f"{s.mode}(L) on {P} processes",
+        xlabel="message length L [B]", ylabel=bw,
+        series=(Series("rings", x, per_length("ring_MBps")),
+                Series("random", x, per_length("random_MBps")),
+                Series("b_eff(L)", x, per_length("b_eff_MBps"))),  # last: drawn on top
+        note="geometric means over the ring and over the random patterns of the best method "
+             "and repetition; b_eff(L) is their geometric mean",
+        higher_is_better=True, subject=own, section=own)]
+    if isinstance(result, BeffRecord):
+        out.append(Chart(
+            id="b_eff/methods", title=f"b_eff(L) of each method on {P} processes",
+            xlabel="message length L [B]", ylabel=bw,
+            series=tuple(Series(label, x, y) for label, y in method_lengths(result)),
+            note="the same reduction over one method at a time", higher_is_better=True,
+            subject=own, section=own))
+    patterns = [p for p in s.patterns if p.kind in ("ring", "random")]
+    if patterns:
+        out.append(Chart(
+            id="b_eff/patterns", title=f"bandwidth of each pattern on {P} processes",
+            xlabel="pattern", ylabel="B_p, mean over lengths [MB/s, 10^6 B/s]",
+            series=(Series("B_p", np.arange(len(patterns)),
+                           np.array([p.b_MBps for p in patterns])),),
+            kind=BAR, xlog=False, ylog=False, categories=tuple(p.label for p in patterns),
+            higher_is_better=True, subject=own, section=own))
+    out.append(Chart(
+        id="b_eff/latency", title=f"latencies on {P} processes", xlabel="",
+        ylabel="latency [µs]",
+        series=(Series("latency", np.arange(3), np.array(
+            [s.latency_us, s.latency_ring_us, s.pingpong_latency_us])),),
+        kind=BAR, xlog=False, ylog=False,
+        categories=("rings & random", "rings only", "ping-pong (half round trip)"),
+        higher_is_better=False, subject=own, section=own))
+    return out
+
+
 class BeffView:
     """b_eff's renderers: rich tables, b_eff 3.6's .sum table (``sum``), b_eff per message
     length as CSV, and the summary as JSON."""
@@ -184,6 +246,9 @@ class BeffView:
     def settings(self, result: BeffRecord | StoredSummary) -> list[tuple[str, Any]]:
         s = summary_of(result)
         return [(name, getattr(s, key)) for name, key in CHECKED]
+
+    def charts(self, result: BeffRecord | StoredSummary, record: RunRecord) -> list[Chart]:
+        return charts(result)
 
 
 VIEW = BeffView()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
@@ -12,6 +13,7 @@ from beff.bench.view import ImbView, io_header
 from beff.io import plan
 from beff.io.record import BeffIORecord, BeffIOSummary, PartitionFigures, summarize
 from beff.io.reduce import ACCESSES, TYPES
+from beff.render.charts import Chart, Series
 from beff.results.model import RunRecord, StoredSummary
 
 MIB = 1 << 20
@@ -179,6 +181,52 @@ CHECKED = (("mode", "mode"), ("largest chunk (Lmax)", "lmax_bytes"),
            ("rewrite of all types", "rewrite_all"))
 
 
+# b_eff_io's gnuplot hints (its .sum): the chunk sizes at these x positions, a gap between
+# each size and its +8 variant's neighbour, a log bandwidth axis.
+GNUPLOT_X = (1.0, 2.0, 4.0, 5.0, 7.0, 8.0, 10.0)
+GNUPLOT_TICKS = ("1k", "+8", "32k", "+8", "1M", "+8")
+
+
+def _size_label(nbytes: int) -> str:
+    for unit, scale in (("G", 1 << 30), ("M", MIB), ("k", 1 << 10)):
+        if nbytes >= scale and nbytes % scale == 0:
+            return f"{nbytes // scale}{unit}"
+    return f"{nbytes}"
+
+
+def charts(result: Result) -> list[Chart]:
+    """Per partition and access method (write, rewrite, read): each pattern type's bandwidth
+    against the chunk size, laid out as b_eff_io's gnuplot hints (chunk sizes 1k, +8, 32k,
+    +8, 1M, +8 and Lmax on the x axis, MB/s on a log axis)."""
+    s = summary_of(result)
+    ticks = tuple(zip(GNUPLOT_X, (*GNUPLOT_TICKS, _size_label(s.lmax_bytes)), strict=True))
+    label = "b_eff_io QUICK" if s.mode == "quick" else "b_eff_io"
+    out = []
+    for part in s.per_partition:
+        if not part.measured:
+            continue
+        n = part.nprocs
+        for access in ACCESSES:
+            series = []
+            for tname, cells in part.patterns_MBps[access].items():
+                points = [(x, v) for x, row in zip(GNUPLOT_X, ROWS, strict=True)
+                          if (v := cells.get(row)) is not None and v > 0]
+                if points:
+                    xs, ys = zip(*points, strict=True)
+                    series.append(Series(tname, np.array(xs), np.array(ys)))
+            if not series:
+                continue
+            out.append(Chart(
+                id=f"b_eff_io/n{n}/{access}", title=f"{label} {access} on {n} process"
+                + ("es" if n != 1 else ""), xlabel="chunk size l [B]",
+                ylabel="bandwidth, accumulated [MB/s, 10^6 B/s]", series=tuple(series),
+                subject="b_eff_io", section="b_eff_io", xlog=False, ylog=True, xticks=ticks,
+                note="x as b_eff_io's gnuplot hints place it: each chunk size, then 8 bytes "
+                     "more (+8)",
+                higher_is_better=True))
+    return out
+
+
 class BeffIOView:
     """b_eff_io's renderers: rich tables per partition, the original's .sum text (``sum``),
     the bandwidth of every pattern as CSV (partition, access, type, chunk), and JSON."""
@@ -225,6 +273,9 @@ class BeffIOView:
     def settings(self, result: Result) -> list[tuple[str, Any]]:
         s = summary_of(result)
         return [(name, getattr(s, key)) for name, key in CHECKED]
+
+    def charts(self, result: Result, record: RunRecord) -> list[Chart]:
+        return charts(result)
 
 
 VIEW = BeffIOView()

@@ -17,6 +17,7 @@ from rich.console import Console
 
 from beff.core import suite as suites
 from beff.render import common
+from beff.render.charts import Chart
 from beff.results import warnings
 from beff.results.model import RunRecord
 
@@ -59,6 +60,9 @@ class View(Protocol):
 
     def settings(self, result: Any) -> list[tuple[str, Any]]:
         """What must match for ``beff compare`` to compare the figures fairly."""
+
+    def charts(self, result: Any, record: RunRecord) -> list[Chart]:
+        """The figures of one result, declared (``beff report``, ``beff plot`` draw them)."""
 
 
 def view_of(record: RunRecord) -> View:

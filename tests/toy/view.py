@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from beff.render.charts import Chart, Series
 from beff.results.model import RunRecord
 from tests.toy.record import ToyRecord
 
@@ -51,6 +53,13 @@ class ToyView:
 
     def settings(self, result: ToyRecord) -> list[tuple[str, Any]]:
         return [("iter", result.iters)]
+
+    def charts(self, result: ToyRecord, record: RunRecord) -> list[Chart]:
+        slowest = result.seconds.max(axis=1) * 1e6
+        return [Chart(id="toy/samples", title=f"MPI_Barrier on {result.nprocs} ranks",
+                      xlabel="sample", ylabel="slowest rank [µs]",
+                      series=(Series("toy", np.arange(len(slowest)), slowest),),
+                      subject="toy", section="toy", xlog=False, ylog=False)]
 
 
 VIEW = ToyView()

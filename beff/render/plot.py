@@ -1,0 +1,377 @@
+"""Draw declared figures (:mod:`beff.render.charts`) with matplotlib, as HPC papers print
+them: labelled axes with units, log scales, a legend naming the run and the process count,
+the spread over timed batches as a band; several runs overlaid, with a ratio panel against
+the first run where ``beff compare`` marks the significant differences.
+
+matplotlib is an extra (``pip install 'beff[report]'``): it is imported, with the Agg
+backend, only when something is drawn (:func:`require` says so in one line before).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import os
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from beff.core.errors import UsageError
+from beff.render import compare
+from beff.render.charts import BAR, Figure, Series
+from beff.results.model import RunRecord
+
+FORMATS = (".png", ".svg", ".pdf")
+# (run index) -> (benchmark, process count, bytes) -> significant: beff compare's rows of
+# each run against the first.
+Significance = dict[int, dict[tuple[str, int, int], bool]]
+
+STYLE: dict[str, Any] = {
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans", "Arial", "Helvetica", "Liberation Sans"],
+    "font.size": 9.0,
+    "axes.titlesize": 10.0,
+    "axes.labelsize": 9.0,
+    "axes.grid": True,
+    "axes.grid.which": "major",
+    "grid.color": "#d9d9d9",
+    "grid.linewidth": 0.6,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "legend.fontsize": 8.0,
+    "legend.frameon": False,
+    "lines.linewidth": 1.5,
+    "lines.markersize": 4.0,
+    "svg.fonttype": "none",  # text stays text: small pages, searchable labels
+    "svg.hashsalt": "beff",  # the same ids for the same figure: reproducible pages
+    "pdf.fonttype": 42,  # TrueType in PDFs, as publishers ask
+    "ps.fonttype": 42,
+}
+MARKERS = ("o", "s", "^", "D", "v", "P")
+LINESTYLES = ("-", "--", ":", "-.")
+SIGNIFICANT = "significant (batch ranges 10-90 % apart)"
+
+
+def require(command: str) -> None:
+    """UsageError in one line when matplotlib is missing (before anything is measured)."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise UsageError(f"{command} needs matplotlib: pip install 'beff[report]'")
+
+
+@contextmanager
+def _style() -> Iterator[Any]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    style: Any = STYLE
+    with matplotlib.rc_context(style):
+        yield matplotlib
+
+
+def significance(records: Sequence[RunRecord]) -> Significance:
+    """For every run after the first of its kind (suite): which (benchmark, nprocs, size)
+    differ significantly from that first run
+    (:func:`beff.render.compare.compare_records`)."""
+    out: Significance = {}
+    kinds = [compare.kind_of_run(r) for r in records]
+    for k in range(len(records)):
+        base = kinds.index(kinds[k])
+        if base != k:
+            rows = compare.compare_records(records[base], records[k])
+            out[k] = {(r.benchmark, r.nprocs, r.nbytes): r.significant for r in rows}
+    return out
+
+
+def size_label(v: float, pos: object = None) -> str:
+    """Tick labels of a byte axis: 1, 16, 256, 4K, 64K, 1M (binary multiples)."""
+    if v == 0:
+        return "0"
+    if v < 0 or not np.isfinite(v):
+        return ""
+    for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if v >= scale:
+            q = v / scale
+            return f"{q:.0f}{unit}" if abs(q - round(q)) < 1e-9 else f"{q:.3g}{unit}"
+    return f"{v:.0f}" if abs(v - round(v)) < 1e-9 else f"{v:.3g}"
+
+
+def _label(figure: Figure, run: int, series: Series) -> str:
+    if len(figure.runs) == 1:
+        return series.label
+    return f"{figure.labels[run]}: {series.label}"
+
+
+def _finite(*arrays: np.ndarray) -> np.ndarray:
+    ok = np.ones(len(arrays[0]), dtype=bool)
+    for a in arrays:
+        ok &= np.isfinite(a)
+    return ok
+
+
+Drawn = list[tuple[int, Series, str, str, str]]
+
+
+def _draw_lines(ax: Any, figure: Figure) -> Drawn:
+    """The runs' series; returns what the ratio panel needs (run, series, colour, marker,
+    line style)."""
+    chart = figure.chart
+    drawn = []
+    colour = 0
+    marked_any = False
+    for k, runs in enumerate(figure.runs):
+        for s in runs or ():
+            ok = _finite(s.x, s.y) & (s.y > 0 if chart.ylog else True)
+            if chart.xlog:
+                ok &= s.x >= 0
+            if not ok.any():
+                continue
+            c = f"C{colour % 10}"
+            colour += 1
+            m, ls = MARKERS[k % len(MARKERS)], LINESTYLES[k % len(LINESTYLES)]
+            ax.plot(s.x[ok], s.y[ok], color=c, marker=m, linestyle=ls,
+                    label=_label(figure, k, s))
+            if s.lo is not None and s.hi is not None:
+                band = ok & _finite(s.lo, s.hi)
+                if band.any():
+                    ax.fill_between(s.x[band], s.lo[band], s.hi[band], color=c, alpha=0.18,
+                                    linewidth=0)
+            if s.marked is not None and (s.marked & ok).any():
+                hit = s.marked & ok
+                ax.plot(s.x[hit], s.y[hit], linestyle="none", marker="o", markersize=9,
+                        markerfacecolor="none", markeredgecolor="#d62728",
+                        markeredgewidth=1.2)
+                marked_any = True
+            drawn.append((k, s, c, m, ls))
+    if marked_any:
+        ax.plot([], [], linestyle="none", marker="o", markersize=9, markerfacecolor="none",
+                markeredgecolor="#d62728", label=chart.marked_label)
+    return drawn
+
+
+def _draw_bars(ax: Any, figure: Figure) -> Drawn:
+    chart = figure.chart
+    bars = [(k, s) for k, runs in enumerate(figure.runs) for s in runs or ()]
+    width = 0.8 / max(1, len(bars))
+    drawn = []
+    for i, (k, s) in enumerate(bars):
+        c = f"C{i % 10}"
+        ax.bar(s.x + (i - (len(bars) - 1) / 2) * width, np.nan_to_num(s.y), width=width,
+               color=c, label=_label(figure, k, s), hatch=("", "//", "..", "xx")[k % 4],
+               edgecolor="white" if k == 0 else "#333333", linewidth=0.4)
+        drawn.append((k, s, c, MARKERS[k % len(MARKERS)], LINESTYLES[k % len(LINESTYLES)]))
+    if len(bars) == 1 and len(chart.categories) <= 8:
+        ax.bar_label(ax.containers[0], fmt="%.4g", fontsize=7, padding=1)
+    _categories(ax, chart.categories)
+    ax.grid(axis="x", visible=False)
+    return drawn
+
+
+def _categories(ax: Any, names: Sequence[str]) -> None:
+    """A bar chart's category ticks: few wrap onto lines, many turn sideways."""
+    import textwrap
+
+    n = len(names)
+    ax.set_xticks(np.arange(n))
+    if n <= 4:
+        ax.set_xticklabels(["\n".join(textwrap.wrap(c, 16)) or c for c in names], fontsize=8)
+    else:
+        ax.set_xticklabels(names, rotation=60, ha="right", fontsize=7 if n > 12 else 8)
+
+
+def _ratio(ax: Any, figure: Figure, drawn: Drawn, sig: Significance) -> None:
+    """Each later run's series over the first run's series of the same label, at the x both
+    have; significant differences (beff compare's noise check) drawn as filled red dots."""
+    chart = figure.chart
+    first = min(k for k, *_ in drawn)
+    base = {s.label: s for k, s, *_ in drawn if k == first}
+    shown = False
+    for k, s, c, m, ls in drawn:
+        ref = base.get(s.label)
+        if k == first or ref is None:
+            continue
+        common, i, j = np.intersect1d(s.x, ref.x, return_indices=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = s.y[i] / ref.y[j]
+        ok = np.isfinite(r) & (r > 0)
+        if not ok.any():
+            continue
+        if chart.kind == BAR:
+            ax.plot(common[ok], r[ok], color=c, marker=m, linestyle="none")
+        else:
+            ax.plot(common[ok], r[ok], color=c, marker=m, linestyle=ls)
+        if s.compare_key is not None and k in sig:
+            bench, nprocs = s.compare_key
+            hit = np.array([sig[k].get((bench, nprocs, int(x)), False) for x in common]) & ok
+            if hit.any():
+                ax.plot(common[hit], r[hit], linestyle="none", marker="o", markersize=7,
+                        color="#d62728", zorder=5,
+                        label=SIGNIFICANT if not shown else None)
+                shown = True
+    ax.axhline(1.0, color="#555555", linewidth=0.8)
+    ax.set_ylabel("ratio")
+    what = f"each run / {figure.labels[first]}"
+    if chart.higher_is_better is not None:
+        what += "; above 1: " + ("better" if chart.higher_is_better else "slower")
+    ax.set_title(what, fontsize=7, loc="right", pad=2)
+    if shown:
+        ax.legend(loc="best")
+
+
+def number_label(v: float, pos: object = None) -> str:
+    """Tick labels of a log axis: plain numbers (0.5, 2, 300, 2500), powers of ten beyond."""
+    if v <= 0 or not np.isfinite(v):
+        return ""
+    e = float(np.log10(v))
+    if abs(e - round(e)) < 1e-9 and (v >= 1e4 or v < 1e-2):
+        return f"$10^{{{round(e)}}}$"
+    return f"{v:.0f}" if v >= 1000 else f"{v:.4g}"
+
+
+def _axes(ax: Any, figure: Figure, zero: bool) -> None:
+    """Scales and ticks: a byte axis in powers of two (symmetric log when 0 B is drawn: it
+    sits at 0), a log bandwidth or time axis with plain numbers (minor ticks labelled when
+    the axis spans less than a decade and a half)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    chart = figure.chart
+    if chart.xlog:
+        if zero:
+            ax.set_xscale("symlog", base=2, linthresh=1, linscale=0.4)
+        else:
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_locator(LogLocator(base=2, numticks=9))
+        ax.xaxis.set_major_formatter(FuncFormatter(size_label))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    if chart.ylog:
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(number_label))
+        lo, hi = ax.get_ylim()
+        few = lo > 0 and np.log10(hi / lo) < 1.5
+        ax.yaxis.set_minor_formatter(FuncFormatter(number_label) if few else NullFormatter())
+    if chart.xticks:
+        ax.set_xticks([p for p, _ in chart.xticks])
+        ax.set_xticklabels([t for _, t in chart.xticks])
+
+
+def draw(target: Any, figure: Figure, sig: Significance) -> None:
+    """Draw ``figure`` into a matplotlib Figure or SubFigure: the chart, and with several
+    runs a ratio panel under it."""
+    chart = figure.chart
+    several = sum(r is not None for r in figure.runs) > 1
+    if several:
+        ax, rax = target.subplots(2, 1, sharex=True, height_ratios=(3, 1))
+    else:
+        ax, rax = target.subplots(1, 1), None
+    drawn = _draw_bars(ax, figure) if chart.kind == BAR else _draw_lines(ax, figure)
+    zero = chart.kind != BAR and any(
+        bool(((s.x == 0) & np.isfinite(s.y) & ((s.y > 0) if chart.ylog else True)).any())
+        for _, s, *_ in drawn)  # 0 B is drawn: a symmetric log axis puts it at 0
+    _axes(ax, figure, zero)
+    ax.set_title(chart.title)
+    ax.set_ylabel(chart.ylabel)
+    if not drawn:
+        ax.text(0.5, 0.5, "nothing measured", transform=ax.transAxes, ha="center",
+                va="center", color="#777777")
+    elif len(drawn) > 1 or chart.marked_label in ax.get_legend_handles_labels()[1]:
+        ax.legend(loc="best", ncol=2 if len(drawn) > 6 else 1, frameon=True, framealpha=0.85,
+                  edgecolor="none")
+    if rax is not None and drawn:
+        _ratio(rax, figure, drawn, sig)
+        rax.set_xlabel(chart.xlabel)
+        ax.tick_params(labelbottom=False)
+        if chart.kind == BAR:
+            _categories(rax, chart.categories)
+        elif chart.xticks:
+            rax.set_xticks([p for p, _ in chart.xticks])
+            rax.set_xticklabels([t for _, t in chart.xticks])
+    else:
+        ax.set_xlabel(chart.xlabel)
+    if hasattr(target, "align_ylabels"):
+        target.align_ylabels()
+
+
+def _size(figure: Figure) -> tuple[float, float]:
+    several = sum(r is not None for r in figure.runs) > 1
+    tall = figure.chart.kind == BAR and len(figure.chart.categories) > 4
+    return 6.4, 4.0 + (1.4 if several else 0.0) + (0.8 if tall else 0.0)
+
+
+_ID = re.compile(r'id="([^"]+)"')
+
+
+def svg(figure: Figure, sig: Significance, prefix: str) -> str:
+    """The figure as an inline SVG element: its ids prefixed (one page holds many figures),
+    sized by its container (width 100 %)."""
+    with _style():
+        from matplotlib.figure import Figure as MplFigure
+
+        fig = MplFigure(figsize=_size(figure), layout="constrained")
+        draw(fig, figure, sig)
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+    text = buf.getvalue()
+    text = text[text.index("<svg"):]
+    ids = set(_ID.findall(text))
+    for old in sorted(ids, key=len, reverse=True):
+        new = f"{prefix}-{old}"
+        text = text.replace(f'id="{old}"', f'id="{new}"').replace(f"#{old})", f"#{new})") \
+            .replace(f'href="#{old}"', f'href="#{new}"')
+    text = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"',
+                  r'<svg\1 width="100%" preserveAspectRatio="xMidYMid meet"', text, count=1)
+    return text
+
+
+def check_output(path: str, flag: str, formats: Sequence[str] = ()) -> Path:
+    """An output file that can be written (one line, exit 2 otherwise): not a directory,
+    in an existing, writable directory, with one of ``formats``' suffixes if given."""
+    if not path.strip():
+        raise UsageError(f"{flag}: the file name is empty")
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"{flag} {path}: is a directory; give a file name")
+    if target.exists() and not target.is_file():
+        raise UsageError(f"{flag} {path}: not a regular file (a device, pipe or socket); give "
+                         "a file name")
+    if formats and target.suffix.lower() not in formats:
+        raise UsageError(f"{flag} {path}: give a file ending in "
+                         f"{', '.join(formats[:-1])} or {formats[-1]}")
+    parent = target.resolve().parent
+    if not parent.is_dir():
+        raise UsageError(f"{flag} {path}: the directory {parent} does not exist")
+    try:
+        if target.exists():
+            with open(target, "ab"):
+                pass
+        else:
+            probe = parent / f".beff-write-test-{os.getpid()}"
+            probe.touch()
+            probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot write there ({exc.strerror or exc})") \
+            from None
+    return target
+
+
+def save(figures: Sequence[Figure], path: Path, sig: Significance) -> None:
+    """``beff plot``: the figures as panels of one image (PNG, SVG or PDF by the suffix)."""
+    n = len(figures)
+    cols = 1 if n == 1 else 2
+    rows = (n + cols - 1) // cols
+    width, height = _size(figures[0])
+    with _style():
+        from matplotlib.figure import Figure as MplFigure
+
+        fig = MplFigure(figsize=(width * cols * 0.85, height * rows * 0.85),
+                        layout="constrained")
+        subs: list[Any] = [fig] if n == 1 else list(
+            np.asarray(fig.subfigures(rows, cols, squeeze=False)).ravel())
+        for sub, figure in zip(subs, figures, strict=False):
+            draw(sub, figure, sig)
+        try:
+            fig.savefig(path, format=path.suffix.lower().lstrip("."), dpi=200)
+        except OSError as exc:
+            raise UsageError(f"-o {path}: cannot write: {exc.strerror or exc}") from None

@@ -1,0 +1,81 @@
+"""The report in a real browser: headless Chromium (Debian's ``chromium``; ``.ci/run`` installs
+it) renders the page of the three golden files. From a screenshot: the page is not blank
+and the figures' lines are drawn; from the laid-out DOM: every figure is there, with an SVG
+of real size and drawn content.
+
+This test fails, it does not skip, when Chromium is missing: the report's promise is that it
+opens in a browser, and only a browser can check that.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from beff.api import load
+from beff.render import report
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+GOLDEN = [DATA / f"golden-schema-v3-{k}.h5" for k in ("imb", "beff", "beffio")]
+# Reads every figure's laid-out size and what its SVG drew, into an attribute of <body>
+# that --dump-dom prints (the page itself has no script: a copy gets this one).
+PROBE = """<script>
+const out = [...document.querySelectorAll("figure.chart")].map(f => {
+  const svg = f.querySelector("svg"); const box = svg ? svg.getBoundingClientRect() : null;
+  return {id: f.dataset.chart, w: box ? box.width : 0, h: box ? box.height : 0,
+          drawn: svg ? svg.querySelectorAll("path, use, text").length : 0};
+});
+document.body.setAttribute("data-probe", JSON.stringify(out));
+</script>"""
+WIDTH, HEIGHT = 1280, 4000
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    raise AssertionError("Chromium is missing: apt-get install -y chromium (.ci/run does)")
+
+
+def headless(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    profile = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"
+    cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+           "--no-first-run", "--disable-background-networking", "--disable-component-update",
+           "--disable-sync", "--hide-scrollbars", f"--user-data-dir={profile}",
+           f"--window-size={WIDTH},{HEIGHT}", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def test_the_report_renders_in_chromium_with_every_figure(tmp_path: Path) -> None:
+    records = [load(p) for p in GOLDEN]
+    page = report.write(records, GOLDEN, tmp_path / "report.html")
+    expected = [c.id for r in records for c in report.charts_of(r)]
+
+    shot = tmp_path / "report.png"
+    r = headless(tmp_path, f"--screenshot={shot}", page.as_uri())
+    assert shot.is_file(), r.stderr[-2000:]
+    from matplotlib.image import imread
+
+    pixels = imread(shot)[..., :3]
+    assert pixels.shape[:2] == (HEIGHT, WIDTH)
+    inked = (pixels < 0.85).any(axis=2)
+    assert inked.any(axis=1).mean() > 0.3  # text, tables and figures down the page
+    c0 = np.array([0x1F, 0x77, 0xB4]) / 255  # matplotlib's first line colour
+    assert (np.abs(pixels - c0).max(axis=2) < 0.06).sum() > 500  # lines were drawn
+
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"),
+                     encoding="utf-8")
+    r = headless(tmp_path, "--dump-dom", probe.as_uri())
+    found = re.search(r'data-probe="([^"]*)"', r.stdout)
+    assert found, r.stderr[-2000:]
+    laid_out = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    assert [f["id"] for f in laid_out] == expected and len(expected) == 15
+    for f in laid_out:
+        assert f["w"] > 400 and f["h"] > 250 and f["drawn"] > 20, f
