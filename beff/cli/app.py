@@ -461,6 +461,8 @@ SUITE: {suites}. IMB's own flags, as in IMB 2021.11:
   -zero_size on|off   -warm_up on|off   -msg_pause on|off   -window_size N
   -data_type byte|char|int|float|double   -red_data_type char|int|float|double
   -aggregate_mode aggregate|non_aggregate|multi (ext, rma, io: the modes to run; default both)
+  (mt runs under -thread_level multiple always, with -threads N, else OMP_NUM_THREADS, threads
+  per rank; its own flags below)
 beff's own (as in `beff run` and `beff io`):
 {shared}io only (IMB-IO):
   --io-dir PATH (where the files go; default the current directory; each run's own names)

@@ -129,6 +129,9 @@ SIGNATURES.update(PERSISTENT)
 RMA3 = ("Win_lock_all", "Win_unlock_all", "Win_flush", "Win_flush_local", "Win_flush_all",
         "Win_flush_local_all", "Get_accumulate", "Fetch_and_op", "Compare_and_swap")
 OPTIONAL = frozenset(PERSISTENT) | frozenset(RMA3)
+# Functions of the C library, not of MPI (bound under their own names, where present): the
+# threads of IMB-MT meet at a pthread barrier where IMB-MT's meet at an OpenMP one.
+LIBC = {"pthread_barrier_wait": "i:p"}
 # Test-only hook: these C functions (comma-separated names) count as missing from libmpi.
 HIDE_ENV = "BEFF_TEST_HIDE_MPI"
 
@@ -291,17 +294,18 @@ class Backend:
 
     def bind(self, kinds: dict[str, Any], make: Callable[[str, Any, list[Any]], Any]) -> None:
         """Set ``C.<Name>`` to ``make(symbol, return type, argument types)`` for every function
-        of :data:`SIGNATURES`, with the types of ``kinds``; an optional one that ``make``
-        cannot find (raises LookupError) stays unbound."""
+        of :data:`SIGNATURES` (and :data:`LIBC`), with the types of ``kinds``; an optional
+        one that ``make`` cannot find (raises LookupError) stays unbound."""
         hidden = set(filter(None, os.environ.get(HIDE_ENV, "").split(",")))
-        for name, sig in SIGNATURES.items():
+        for name, sig in {**SIGNATURES, **LIBC}.items():
             ret, args = sig.split(":")
             try:
                 if name in hidden:
                     raise LookupError(name)
-                fn = make("MPI_" + name, kinds[ret], [kinds[a] for a in args])
+                fn = make(name if name in LIBC else "MPI_" + name, kinds[ret],
+                          [kinds[a] for a in args])
             except LookupError:
-                if name not in OPTIONAL:
+                if name not in OPTIONAL and name not in LIBC:
                     raise
                 continue
             setattr(self.ns, name, fn)

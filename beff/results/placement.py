@@ -23,7 +23,8 @@ def placement_groups(m: Measurement, ranks: list[dict[str, Any]]) -> list[dict[s
     by_rank = {int(r["rank"]): r for r in ranks}
     out = []
     for g in range(m.ngroups):
-        members = [int(w) for w in m.world_ranks[m.group == g]]
+        # dict.fromkeys: a rank appears once (IMB-MT stores a column per rank and thread)
+        members = list(dict.fromkeys(int(w) for w in m.world_ranks[m.group == g]))
         hosts = [str(by_rank.get(w, {}).get("host", "?")) for w in members]
         nodes = {by_rank.get(w, {}).get("node", hosts[k]) for k, w in enumerate(members)}
         out.append({"group": g, "ranks": members, "hosts": list(dict.fromkeys(hosts)),

@@ -236,7 +236,7 @@ def test_imb_without_a_suite_and_list_after_one() -> None:
     r = beff_subprocess("imb")  # a process of its own: this one has the toy plug-in loaded
     assert r.returncode == 2
     assert r.stderr.strip() == ("beff: error: beff imb needs a suite: mpi1, nbc, mpi4, ext, "
-                                "rma, p2p, io (see `beff imb --help`)")
+                                "rma, p2p, mt, io (see `beff imb --help`)")
     listed = beff("imb", "nbc", "-list")
     assert listed.returncode == 0 and "Ibcast" in listed.stdout and "PingPong" not in \
         listed.stdout

@@ -93,7 +93,7 @@ def test_the_json_and_csv_carry_the_printed_figures(tmp_path: Path) -> None:
 
 
 def test_the_table_says_it_was_imported_and_has_no_samples(tmp_path: Path) -> None:
-    _, record = imported_file(DATA / "imported" / "format-sample-mt-np2.txt", tmp_path)
+    _, record = imported_file(DATA / "imb-samples" / "format-sample-mt-np2.txt", tmp_path)
     console = Console(record=True, width=200)
     view.table(record, console)
     text = console.export_text()

@@ -1,1 +1,3 @@
-"""IMB-MT: beff does not measure it; ``beff import`` reads its text."""
+"""IMB-MT: AllReduceMT, BarrierMT, BcastMT, BiBandMT, ExchangeMT, PingPingMT, PingPongMT,
+ReduceMT, SendRecvMT and UniBandMT, with several threads per rank under MPI_THREAD_MULTIPLE,
+each thread on its own duplicate of MPI_COMM_WORLD."""

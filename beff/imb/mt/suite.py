@@ -1,19 +1,18 @@
-"""IMB-MT (multithreaded point-to-point and collectives): beff has no kernels for it, but
-``beff import`` reads its text, so that old IMB-MT runs can be shown and compared."""
+"""IMB-MT: ten benchmarks with several threads per rank under MPI_THREAD_MULTIPLE, each
+thread on its own duplicate of MPI_COMM_WORLD, with IMB-MT's own options.
 
-from typing import NoReturn
+Its flags (``-count``, ``-repeat``, ``-warmup``, ``-window_size``, ``-barrier``,
+``-datatype``, ``-stride``, ``-check``, ``-malloc_align``, ``-malloc_algo``, beff's
+``-threads``) mean what IMB-MT says (:mod:`.options`); its TOML table is ``[mt]``. It is the
+only suite that starts MPI with MPI_THREAD_MULTIPLE.
+"""
 
-from beff.core.errors import UsageError
 from beff.core.suite import Suite, register
-
-
-def job(suite: Suite) -> NoReturn:
-    """IMB-MT is not measured by beff."""
-    raise UsageError("beff does not measure IMB-MT; `beff import` reads IMB-MT's text")
-
+from beff.imb.mt.options import OPTIONS
 
 SUITE = register(Suite(
-    name="mt", title="IMB-MT (not measured by beff: its text is imported)",
-    label="IMB mt", family="imb", command="beff import", job="beff.imb.mt.suite:job",
+    name="mt", title="IMB-MT (several threads per rank, MPI_THREAD_MULTIPLE)", label="IMB mt",
+    family="imb", command="beff imb mt", job="beff.imb.mt.job:job",
     view="beff.imb.mt.view:VIEW", formats=("table", "imb", "json", "csv"),
+    benchmarks=("beff.imb.mt.kernels",), options=OPTIONS, thread_level="multiple",
     importer="beff.bench.importer:IMPORTER"))
