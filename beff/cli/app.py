@@ -162,12 +162,12 @@ def compare(
 ) -> None:
     """Compare two result files without MPI: t_avg(B) / t_avg(A) per size, each tested
     (Mann-Whitney U on the batches, Holm-corrected), or b_eff's figures (ratio only)."""
+    if fmt not in ("table", "json"):
+        raise UsageError(f"--format: compare writes table|json, not {fmt!r}")
     import json
 
     from beff.render import compare as cmp
 
-    if fmt not in ("table", "json"):
-        raise UsageError(f"--format: compare writes table|json, not {fmt!r}")
     a, b = _load(first), _load(second)
     kinds = cmp.kind_of_run(a), cmp.kind_of_run(b)
     if kinds[0] != kinds[1]:

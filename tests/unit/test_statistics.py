@@ -154,11 +154,11 @@ def trials(rng: np.random.Generator, n: int, sizes: int, shift: float, cv: float
 
 
 def test_a_ten_percent_shift_with_low_noise_is_found() -> None:
-    """200 comparisons of 10 sizes, B 10 % slower (or faster), batch spread 3 %: the rows say
+    """100 comparisons of 10 sizes, B 10 % slower (or faster), batch spread 3 %: the rows say
     so at least 95 % of the time, and never the opposite."""
     rng = np.random.default_rng(11)
-    slower = [r for rows in trials(rng, 100, 10, 0.10, 0.03) for r in rows]
-    faster = [r for rows in trials(rng, 100, 10, -0.10, 0.03) for r in rows]
+    slower = [r for rows in trials(rng, 50, 10, 0.10, 0.03) for r in rows]
+    faster = [r for rows in trials(rng, 50, 10, -0.10, 0.03) for r in rows]
     assert np.mean([r.verdict == compare.SLOWER for r in slower]) >= 0.95
     assert np.mean([r.verdict == compare.FASTER for r in faster]) >= 0.95
     assert not [r for r in slower if r.verdict == compare.FASTER]
