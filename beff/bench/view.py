@@ -311,7 +311,7 @@ STATISTICS = {
                 f"resamples, fixed seed); none below {stats.MIN_BATCHES} batches",
     "stable": f"false when the batches' t_avg spread (std/mean, batch_cv) is above "
               f"{stats.CV_LIMIT:g}, or the fastest batch is more than {stats.MIN_LIMIT:g} "
-              "below the median batch; null below 3 batches",
+              f"below the median batch; null below {stats.MIN_BATCHES} batches",
 }
 
 
