@@ -7,38 +7,40 @@ from __future__ import annotations
 import numpy as np
 
 from beff.render.charts import Chart, Series
-from beff.render.compare import per_iteration
 from beff.results import stats
 from beff.results.model import OK, Measurement
 
-# A size is marked unstable when the spread of the slowest rank's per-iteration batch times
-# (std/mean, the table's "cv" column) is above this (pyperf's limit for an unstable run).
-UNSTABLE_CV = 0.10
+# A size is marked unstable as the tables mark it (stats.certainty); with too few batches for
+# its verdict, when the batches' spread (the table's cv) is above stats.CV_LIMIT.
+UNSTABLE_CV = stats.CV_LIMIT
 BAND_PERCENTILES = (10.0, 90.0)
 SUITE_NAMES = {"p2p": "IMB-P2P", "io": "IMB-IO", "beffio": "b_eff_io", "beff": "b_eff"}
 
 
 def batch_band(m: Measurement) -> tuple[np.ndarray, np.ndarray]:
-    """Per size, the 10th and 90th percentile of the per-iteration batch times of every rank
-    (µs), as ``beff compare`` judges noise; NaN where fewer than two batches were timed.
-    The one place the band is computed (it can become a confidence interval)."""
+    """Per size, the 10th and 90th percentile of the batches' t_avg (µs per iteration, mean
+    over the ranks: :func:`beff.results.stats.batch_times`, what the cv, the interval and
+    ``beff compare`` use); NaN where fewer than two batches were timed. The one place the
+    band is computed."""
     lo = np.full(len(m.sizes), np.nan)
     hi = np.full(len(m.sizes), np.nan)
     for s in range(len(m.sizes)):
         if m.status[s] != OK:
             continue
-        x = per_iteration(m, s)
+        x = stats.batch_times(m, s)
         if x.size >= 2:
             lo[s], hi[s] = np.percentile(x, BAND_PERCENTILES)
     return lo, hi
 
 
 def unstable(m: Measurement) -> np.ndarray:
-    """Per size, whether the batch spread (:func:`beff.results.stats.batch_spread`) is above
-    :data:`UNSTABLE_CV`."""
-    spread = stats.batch_spread(m)
+    """Per size, whether it is unstable (:func:`beff.results.stats.certainty`), or, with too
+    few batches for that verdict, whether the batches' spread is above :data:`UNSTABLE_CV`."""
+    c = stats.certainty(m)
     with np.errstate(invalid="ignore"):
-        return np.asarray(np.isfinite(spread) & (spread > UNSTABLE_CV))
+        spread = np.isfinite(c.cv) & (c.cv > UNSTABLE_CV)
+    return np.array([s is False or (s is None and bool(w)) for s, w in zip(c.stable, spread,
+                                                                           strict=True)])
 
 
 def bandwidth(m: Measurement, t_us: np.ndarray) -> np.ndarray:

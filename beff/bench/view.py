@@ -235,7 +235,7 @@ def _fmt(x: float, digits: int = 2) -> str:
 
 def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Table:
     """A terminal table for one benchmark at one process count."""
-    spread = stats.batch_spread(m)
+    sure, t_avg = stats.certainty(m), stats.summarize(m).t_avg
     mode = f" ({m.mode})" if m.mode else ""
     title = f"{m.suite.upper()} {m.benchmark}{mode} — {m.nprocs} process" + (
         "es" if m.nprocs != 1 else "")
@@ -255,15 +255,20 @@ def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Tab
                        "MB = 10^6 B")
     if m.printed:
         caption.append("imported: the figures as the original printed them; no raw samples, "
-                       "so no cv")
+                       "so no interval and no cv")
     else:
-        caption.append("cv = spread (std/mean) of the slowest rank's batch times")
+        what = "t_avg" if m.metric == "t" else f"{m.metric} (mean over ranks)"
+        caption.append(f"{stats.CI_LEVEL:.0%} CI: interval of {what} relative to it, bootstrap "
+                       f"over the batches; cv: spread (std/mean) of the batches' {what}; ! "
+                       f"unstable: cv > {stats.CV_LIMIT:.0%}, or the fastest batch > "
+                       f"{stats.MIN_LIMIT:.0%} below the median")
     table = Table(title=title, caption="\n".join(c for c in caption if c), box=box.SIMPLE_HEAD)
     cols = rich_columns(m)
     for cid in cols:
         col = columns.lookup(cid)
         table.add_column(col.label if col else cid, justify="right")
-    table.add_column("cv", justify="right")
+    table.add_column(f"{stats.CI_LEVEL:.0%} CI", justify="right", no_wrap=True)
+    table.add_column("cv", justify="right", no_wrap=True)
     if m.checked:
         table.add_column("defects", justify="right")
     values = columns.values(m, cols)
@@ -283,12 +288,21 @@ def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Tab
             v = values[cid][i] if cid in values else math.nan
             row.append(f"{int(v):,}" if col and col.integer and np.isfinite(v)
                        else _fmt(v, col.digits if col else 2))
-        row.append(_fmt(spread[i] * 100, 1) + "%" if np.isfinite(spread[i]) else "-")
+        row.append(_relative(sure.low[i], sure.high[i], t_avg[i]))
+        cv = _fmt(sure.cv[i] * 100, 1) + "%" if np.isfinite(sure.cv[i]) else "-"
+        row.append(f"[yellow]{cv} ![/yellow]" if sure.stable[i] is False else cv)
         if m.checked and m.defects is not None:
             d = int(m.defects[i])
             row.append(f"[red]{d}[/red]" if d else "0")
         table.add_row(*row)
     return table
+
+
+def _relative(low: float, high: float, t: float) -> str:
+    """An interval relative to its figure: "-2.1/+3.4%" ("-" where there is none)."""
+    if not (np.isfinite(low) and np.isfinite(t) and t > 0):
+        return "-"
+    return f"{(low / t - 1) * 100:+.1f}/{(high / t - 1) * 100:+.1f}%".replace("-", "−")
 
 
 def rich_columns(m: Measurement) -> list[str]:
@@ -306,9 +320,22 @@ def rich_columns(m: Measurement) -> list[str]:
 # ----------------------------------------------------------------------------- JSON / CSV
 CSV_FIELDS = ["suite", "benchmark", "nprocs", "ngroups", "group", "bytes", "repetitions",
               "t_min_us", "t_max_us", "t_avg_us", "mbytes_per_sec", "msg_per_sec", "status",
-              "defects", "mode", "t_ovrl_us", "t_pure_us", "t_cpu_us", "overlap_pct"]
-# mode and the overlap figures (NBC, MPI4) came with schema 2: last, so old readers keep
-# working; a benchmark without them leaves them empty.
+              "defects", "mode", "t_ovrl_us", "t_pure_us", "t_cpu_us", "overlap_pct",
+              "t_avg_ci_low_us", "t_avg_ci_high_us", "batches", "batch_cv", "stable"]
+# mode and the overlap figures (NBC, MPI4) came with schema 2, the interval and stability of
+# t_avg (beff.results.stats.certainty) after them: last, so old readers keep working; a
+# benchmark without them leaves them empty.
+
+
+# How the rows' interval and stability flag are made (JSON; share/docs/statistics.md).
+STATISTICS = {
+    "t_avg_ci": f"{stats.CI_LEVEL:.0%} expanded-percentile bootstrap of t_avg over the batches "
+                f"(batch indices resampled jointly across the ranks; {stats.RESAMPLES} "
+                f"resamples, fixed seed); none below {stats.MIN_BATCHES} batches",
+    "stable": f"false when the batches' t_avg spread (std/mean, batch_cv) is above "
+              f"{stats.CV_LIMIT:g}, or the fastest batch is more than {stats.MIN_LIMIT:g} "
+              f"below the median batch; null below {stats.MIN_BATCHES} batches",
+}
 
 
 def measurement_rows(m: Measurement) -> list[dict[str, Any]]:
@@ -321,6 +348,7 @@ def measurement_rows(m: Measurement) -> list[dict[str, Any]]:
     more = [c for c in m.columns if c not in standard]
     for g in list(range(m.ngroups)) if grouped else [None]:
         s = stats.summarize(m, g)
+        sure = stats.certainty(m, g)
         extra = columns.values(m, more, g)
         for i, size in enumerate(m.sizes):
             if m.status[i] not in SHOWN:
@@ -336,6 +364,10 @@ def measurement_rows(m: Measurement) -> list[dict[str, Any]]:
                 "defects": int(m.defects[i]) if m.defects is not None else None,
                 **{c.key: _clean(float(extra[c.id][i]))
                    for cid in more if (c := columns.lookup(cid)) and cid in extra},
+                "t_avg_ci_low_us": _clean(float(sure.low[i])),
+                "t_avg_ci_high_us": _clean(float(sure.high[i])),
+                "batches": int(sure.batches[i]), "batch_cv": _clean(float(sure.cv[i])),
+                "stable": sure.stable[i], "unstable_because": sure.why[i],
             })
     return rows
 
@@ -375,7 +407,8 @@ class ImbView:
         m = result
         return {"benchmark": m.benchmark, "mode": m.mode, "nprocs": m.nprocs,
                 "ngroups": m.ngroups, "idle": m.idle,
-                "placement": placement_groups(m, record.ranks), "rows": measurement_rows(m)}
+                "placement": placement_groups(m, record.ranks), "statistics": STATISTICS,
+                "rows": measurement_rows(m)}
 
     def result_warnings(self, result: Measurement, record: RunRecord) -> list[str]:
         if result.unsupported:

@@ -155,9 +155,17 @@ def show(
 def compare(
     first: Annotated[Path, typer.Argument(help="Baseline result file (A).")],
     second: Annotated[Path, typer.Argument(help="Result file to compare (B).")],
+    alpha: Annotated[float, typer.Option(
+        "--alpha", min=1e-9, max=0.5, help="Level of the tests: a size is called faster or "
+        "slower where its Holm-corrected p-value is at most this.")] = 0.05,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="Output: table or json.")
+                   ] = "table",
 ) -> None:
-    """Compare two result files without MPI: t_avg(B) / t_avg(A) per size, or b_eff figures."""
-    import numpy as np
+    """Compare two result files without MPI: t_avg(B) / t_avg(A) per size, each tested
+    (Mann-Whitney U on the batches, Holm-corrected), or b_eff's figures (ratio only)."""
+    if fmt not in ("table", "json"):
+        raise UsageError(f"--format: compare writes table|json, not {fmt!r}")
+    import json
 
     from beff.render import compare as cmp
 
@@ -166,41 +174,15 @@ def compare(
     if kinds[0] != kinds[1]:
         raise UsageError(f"cannot compare {first.name} ({kinds[0]}) with {second.name} "
                          f"({kinds[1]})")
-    console = terminal.console()
-    for warning in cmp.mismatches(a.attrs, b.attrs) + cmp.setting_mismatches(a, b):
-        console.print(f"[bold yellow]warning:[/bold yellow] {warning}")
-    figures = cmp.compare_figures(a, b)
-    if figures:
-        t = Table(title=f"{kinds[0]}: B = {second.name} vs A = {first.name}",
-                  caption="B/A > 1 is better for bandwidths (MB/s), worse for latencies (µs)")
-        for col in ("figure", "A", "B", "B/A", "B is"):
-            t.add_column(col, justify="right")
-        for name, va, vb, up in figures:
-            ratio = vb / va if va else float("nan")
-            verdict = "same" if abs(ratio - 1) < 1e-9 else (
-                "better" if (ratio > 1) == up else "worse")
-            t.add_row(name, f"{va:,.3f}", f"{vb:,.3f}", f"{ratio:.3f}", verdict)
-        console.print(t)
-        return
-    rows = cmp.compare_records(a, b)
-    if not rows:
+    c = cmp.Comparison.of(a, b, first.name, second.name, alpha)
+    if not c.figures and not c.rows:
         raise UsageError("the files have no benchmark, process count and size in common")
-    t = Table(title=f"t_avg per iteration: B = {second.name} vs A = {first.name}",
-              caption="B/A > 1: B is slower. 'noise' = the 10-90 % ranges of the per-batch "
-                      "times overlap, so the difference is not significant. A file imported "
-                      "from IMB's text has no samples, and where it printed t (the t_max over "
-                      "ranks) instead of t_avg, t_max is compared.")
-    for col in ("benchmark", "np", "bytes", "A [µs]", "B [µs]", "B/A", ""):
-        t.add_column(col, justify="right")
-    for r in rows:
-        t.add_row(r.benchmark, str(r.nprocs), f"{r.nbytes:,}", f"{r.a_us:.2f}", f"{r.b_us:.2f}",
-                  f"{r.ratio:.3f}", "[dim]no samples[/dim]" if not r.samples else
-                  "" if r.significant else "[dim]noise[/dim]")
-    console.print(t)
-    ratios = np.array([r.ratio for r in rows if np.isfinite(r.ratio) and r.ratio > 0])
-    if ratios.size:
-        console.print(f"geometric mean of B/A over {ratios.size} sizes: "
-                      f"{float(np.exp(np.log(ratios).mean())):.3f}")
+    if fmt == "json":
+        from beff.render.common import _json_default
+
+        sys.stdout.write(json.dumps(cmp.json_doc(c), indent=2, default=_json_default) + "\n")
+    else:
+        cmp.print_report(c, terminal.console())
 
 
 @app.command("import")

@@ -1,17 +1,32 @@
-"""``beff compare A.h5 B.h5``: per-size ratios of two runs, with a noise check (no MPI)."""
+"""``beff compare A.h5 B.h5``: per-size ratios of two runs, each tested (no MPI).
+
+For IMB-style results, every (benchmark, mode, np, size) both runs measured is one row: the
+ratio t_avg(B) / t_avg(A) with its bootstrap interval, and a Mann-Whitney U test of the two
+runs' batch t_avg values (one value per batch: the batches are the independent draws; the
+ranks within a batch are not, so pooling them would fake precision). The p-values are
+corrected for the number of rows by Holm's method, and a row says "faster" or "slower" only
+where the corrected p is at most alpha (``beff compare --alpha``, 0.05): with probability at
+least 1 - alpha no row of the whole comparison is called different when the runs are not.
+Why these choices: ``share/docs/statistics.md``. b_eff and b_eff_io store no batch samples
+here: their headline figures are compared as ratios only.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+from rich import box
+from rich.console import Console
+from rich.table import Table
 
 from beff.core import suite as suites
+from beff.render.common import _clean
 from beff.render.view import view_of
 from beff.results import stats
-from beff.results.model import OK, Measurement, RunRecord
+from beff.results.model import OK, RunRecord
 
 # Metadata that must match for a fair comparison (pyperf's "checked metadata" idea).
 CHECKED = (("nprocs", lambda a: a.get("nprocs")),
@@ -19,6 +34,7 @@ CHECKED = (("nprocs", lambda a: a.get("nprocs")),
             lambda a: str(a.get("mpi", {}).get("library_version", "")).replace("\x00", "")
             .split("\n")[0].strip()),  # files written under Open MPI before: a NUL
            ("hosts", lambda a: a.get("placement", {}).get("hosts")),
+           ("ranks per node", lambda a: a.get("placement", {}).get("ranks_per_node")),
            ("oversubscribed", lambda a: a.get("placement", {}).get("oversubscribed")),
            ("check mode", lambda a: bool(a.get("config", {}).get("check"))),
            ("timed-loop backend", lambda a: a.get("overhead", {}).get("backend", "python")),
@@ -30,16 +46,36 @@ def kind_of_run(record: RunRecord) -> str:
     return found.label if found is not None else record.suite
 
 
+ALPHA = 0.05
+FASTER, SLOWER, SAME, UNTESTED = "faster", "slower", "no significant difference", "not tested"
+
+
 @dataclass
 class Row:
+    """One (benchmark, mode, np, size): t_avg of A and B (µs), B/A with its interval, the
+    batches on each side, the test's p-value and Holm-corrected p, and the verdict for B."""
+
     benchmark: str
     nprocs: int
     nbytes: int
     a_us: float
     b_us: float
     ratio: float
-    significant: bool
-    samples: bool = True  # both have samples (an imported result has none: no noise check)
+    ratio_low: float = float("nan")
+    ratio_high: float = float("nan")
+    a_batches: int = 0
+    b_batches: int = 0
+    a_stable: bool | None = None
+    b_stable: bool | None = None
+    p: float = float("nan")
+    p_holm: float = float("nan")
+    verdict: str = UNTESTED
+    mode: str = ""
+    samples: bool = True  # both have samples (an imported result has none: not tested)
+
+    @property
+    def significant(self) -> bool:
+        return self.verdict in (FASTER, SLOWER)
 
 
 def mismatches(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
@@ -72,32 +108,17 @@ def setting_mismatches(a: RunRecord, b: RunRecord) -> list[str]:
     return out
 
 
-def per_iteration(m: Measurement, s: int) -> np.ndarray:
-    """Per-iteration times (µs) of every batch of every rank at size index s."""
-    iters = m.batch_iters[s]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x = m.samples[s] / iters * m.time_scale * 1e6
-    return np.asarray(x[(iters > 0) & np.isfinite(x)])
-
-
-def significant(a: np.ndarray, b: np.ndarray) -> bool:
-    """A difference counts when the batch ranges (10th to 90th percentile) do not overlap."""
-    if a.size < 2 or b.size < 2:
-        return False
-    a_lo, a_hi = np.percentile(a, [10, 90])
-    b_lo, b_hi = np.percentile(b, [10, 90])
-    return bool(a_hi < b_lo or b_hi < a_lo)
-
-
-def compare_records(a: RunRecord, b: RunRecord) -> list[Row]:
-    """t_avg of B over t_avg of A for every (benchmark, nprocs, size) both runs measured."""
+def compare_records(a: RunRecord, b: RunRecord, alpha: float = ALPHA) -> list[Row]:
+    """t_avg of B over t_avg of A for every (benchmark, mode, nprocs, size) both runs
+    measured, each tested; Holm's correction runs over all the rows."""
     index = {(m.benchmark, m.mode, m.nprocs, m.ngroups): m for m in b.measurements}
-    rows = []
+    rows, up = [], []
     for ma in a.measurements:
         mb = index.get((ma.benchmark, ma.mode, ma.nprocs, ma.ngroups))
         if mb is None:
             continue
         sa, sb = stats.summarize(ma), stats.summarize(mb)
+        ca, cb = stats.certainty(ma), stats.certainty(mb)
         sizes_b = {int(x): i for i, x in enumerate(mb.sizes)}
         for i, size in enumerate(ma.sizes):
             j = sizes_b.get(int(size))
@@ -108,19 +129,155 @@ def compare_records(a: RunRecord, b: RunRecord) -> list[Row]:
                 ta, tb = float(sa.t_max[i]), float(sb.t_max[j])
             if not (np.isfinite(ta) and np.isfinite(tb)):
                 continue
+            xa, xb = stats.batch_times(ma, i), stats.batch_times(mb, j)
+            low, high = stats.ratio_interval(ma, i, mb, j)
             rows.append(Row(ma.benchmark, ma.nprocs, int(size), ta, tb,
-                            tb / ta if ta > 0 else float("nan"),
-                            significant(per_iteration(ma, i), per_iteration(mb, j)),
-                            not (ma.printed or mb.printed)))
+                            tb / ta if ta > 0 else float("nan"), low, high, xa.size, xb.size,
+                            ca.stable[i], cb.stable[j], stats.mann_whitney(xa, xb),
+                            mode=ma.mode, samples=not (ma.printed or mb.printed)))
+            # The direction the test saw: the median of B's batch times less A's, over all
+            # pairs (Hodges-Lehmann), not the ratio of means that one slow batch can turn.
+            up.append(bool(xa.size and xb.size and np.median(np.subtract.outer(xb, xa)) > 0))
+    for row, slower, p in zip(rows, up, stats.holm(np.array([r.p for r in rows])), strict=True):
+        row.p_holm = float(p)
+        if np.isfinite(p):
+            row.verdict = SAME if p > alpha else SLOWER if slower else FASTER
     return rows
 
 
 def compare_figures(a: RunRecord, b: RunRecord) -> list[tuple[str, float, float, bool]]:
     """The headline figures of two files' results of the same key (b_eff, b_eff_io): (name,
-    A, B, larger is better). Empty for suites compared size by size."""
+    A, B, larger is better). Empty for suites compared size by size. No samples come with
+    them: the ratio only, untested."""
     va, vb = view_of(a), view_of(b)
     out = []
     for ra, rb in _pairs(a, b):
         fb = {name: value for name, value, _ in vb.figures(rb)}
         out += [(name, value, fb[name], up) for name, value, up in va.figures(ra) if name in fb]
     return out
+
+
+# ----------------------------------------------------------------------------- documents
+@dataclass
+class Comparison:
+    """All that ``beff compare`` says: what ran, the settings that differ (first), and the
+    tested rows (IMB-style) or the headline figures (b_eff, b_eff_io)."""
+
+    kind: str
+    a_name: str
+    b_name: str
+    alpha: float
+    differences: list[str]
+    figures: list[tuple[str, float, float, bool]]
+    rows: list[Row]
+
+    @classmethod
+    def of(cls, a: RunRecord, b: RunRecord, a_name: str, b_name: str,
+           alpha: float = ALPHA) -> Comparison:
+        figures = compare_figures(a, b)
+        return cls(kind_of_run(a), a_name, b_name, alpha,
+                   mismatches(a.attrs, b.attrs) + setting_mismatches(a, b), figures,
+                   [] if figures else compare_records(a, b, alpha))
+
+    @property
+    def tested(self) -> int:
+        return sum(bool(np.isfinite(r.p)) for r in self.rows)
+
+    def counts(self) -> dict[str, int]:
+        return {v: sum(r.verdict == v for r in self.rows)
+                for v in (SLOWER, FASTER, SAME, UNTESTED)}
+
+    def geometric_mean(self) -> tuple[float, int]:
+        ratios = np.array([r.ratio for r in self.rows if np.isfinite(r.ratio) and r.ratio > 0])
+        return (float(np.exp(np.log(ratios).mean())) if ratios.size else float("nan"),
+                int(ratios.size))
+
+
+METHOD = {
+    "test": "Mann-Whitney U, two-sided, on the per-batch t_avg of each run (scipy; exact "
+            "without ties)",
+    "correction": "Holm (family-wise error rate over all tested rows)",
+    "interval": f"{stats.CI_LEVEL:.0%} expanded-percentile bootstrap over batches "
+                f"({stats.RESAMPLES} resamples, fixed seed), not corrected",
+    "direction": "Hodges-Lehmann: the median of B's batch times less A's over all pairs",
+    "min_batches": stats.MIN_BATCHES,
+}
+
+
+def json_doc(c: Comparison) -> dict[str, Any]:
+    """The comparison as JSON: settings that differ first, the method, then the rows."""
+    doc: dict[str, Any] = {"kind": c.kind, "a": c.a_name, "b": c.b_name,
+                           "differences": c.differences}
+    if c.figures:
+        doc["note"] = "no samples: ratio only"
+        doc["figures"] = [{"name": n, "a": va, "b": vb,
+                           "ratio": vb / va if va else None, "higher_is_better": up}
+                          for n, va, vb, up in c.figures]
+        return doc
+    gm, n = c.geometric_mean()
+    doc.update({"alpha": c.alpha, "method": METHOD, "tested": c.tested,
+                "verdicts": c.counts(), "geometric_mean_ratio": _clean(gm),
+                "rows": [{k: _clean(v) for k, v in asdict(r).items()} for r in c.rows]})
+    return doc
+
+
+def _ci(lo: float, hi: float) -> str:
+    return "-" if not np.isfinite(lo) else f"{lo:.3f}–{hi:.3f}"
+
+
+def _p(p: float) -> str:
+    return "-" if not np.isfinite(p) else f"{p:.2g}" if p < 0.01 else f"{p:.3f}"
+
+
+def print_report(c: Comparison, console: Console) -> None:
+    """The comparison as rich text: the differing settings first, then the table and the
+    verdicts."""
+    if c.differences:
+        console.print("[bold yellow]The runs differ in settings that change the figures; "
+                      "differences below may come from them:[/bold yellow]")
+    for text in c.differences:
+        console.print(f"[bold yellow]warning:[/bold yellow] {text}")
+    if c.figures:
+        t = Table(title=f"{c.kind}: B = {c.b_name} vs A = {c.a_name}",
+                  caption="no samples: ratio only (untested). B/A > 1 is better for "
+                          "bandwidths (MB/s), worse for latencies (µs)")
+        for col in ("figure", "A", "B", "B/A", "B is"):
+            t.add_column(col, justify="right")
+        for name, va, vb, up in c.figures:
+            ratio = vb / va if va else float("nan")
+            verdict = "same" if abs(ratio - 1) < 1e-9 else (
+                "better" if (ratio > 1) == up else "worse")
+            t.add_row(name, f"{va:,.3f}", f"{vb:,.3f}", f"{ratio:.3f}", verdict)
+        console.print(t)
+        return
+    t = Table(title=f"t_avg per iteration: B = {c.b_name} vs A = {c.a_name}",
+              caption=f"B/A > 1: B is slower. {stats.CI_LEVEL:.0%} CI of B/A: bootstrap "
+                      f"over the batches. p: Mann–Whitney U on the batches' t_avg, "
+                      f"Holm-corrected over the {c.tested} rows tested; verdict at "
+                      f"α = {c.alpha:g}. ! = that run's size is unstable (see beff show).",
+              box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False)
+    t.add_column("benchmark", overflow="fold")
+    for col in ("np", "bytes", "A [µs]", "B [µs]", "B/A", f"{stats.CI_LEVEL:.0%} CI",
+                "p (Holm)"):
+        t.add_column(col, justify="right", no_wrap=True)
+    t.add_column("B is", min_width=11)
+    for r in c.rows:
+        mark = "".join(f" {side}!" for side, ok in (("A", r.a_stable), ("B", r.b_stable))
+                       if ok is False)
+        style = {SLOWER: "red", FASTER: "green"}.get(r.verdict)
+        shown = r.verdict if r.samples else "no samples"  # an imported text: ratio only
+        verdict = f"[{style}]{shown}[/{style}]" if style else f"[dim]{shown}[/dim]"
+        name = f"{r.benchmark} ({r.mode})" if r.mode else r.benchmark
+        t.add_row(name, str(r.nprocs), f"{r.nbytes:,}", f"{r.a_us:.2f}", f"{r.b_us:.2f}",
+                  f"{r.ratio:.3f}", _ci(r.ratio_low, r.ratio_high), _p(r.p_holm),
+                  verdict + mark)
+    console.print(t)
+    n = c.counts()
+    console.print(f"B is slower at {n[SLOWER]}, faster at {n[FASTER]} and not significantly "
+                  f"different at {n[SAME]} of {c.tested} tested rows (α = {c.alpha:g}, "
+                  f"Holm-corrected)"
+                  + (f"; {n[UNTESTED]} rows not tested (no samples: an imported text, or "
+                     f"fewer than {stats.MIN_BATCHES} batches)" if n[UNTESTED] else ""))
+    gm, k = c.geometric_mean()
+    if k:
+        console.print(f"geometric mean of B/A over {k} sizes: {gm:.3f}")

@@ -291,6 +291,9 @@ def test_a_file_being_created_is_absent_or_complete(tmp_path: Path) -> None:
             except FileNotFoundError:
                 outcomes["absent"] += 1
             except Exception as exc:  # noqa: BLE001 - any other failure is the bug
+                if not path.exists():  # the writer unlinked it while HDF5 opened it
+                    outcomes["absent"] += 1
+                    continue
                 failures.append(f"{type(exc).__name__}: {exc}")
             else:
                 assert record.attrs["status"] == "running" and len(record.ranks) == 3

@@ -4,6 +4,7 @@ status of a run that did not complete."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from beff.api import load
 from beff.render import report
 from beff.render.plot import SIGNIFICANT
+from beff.results.model import Measurement, RunRecord
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 IMB, BEFF, BEFFIO = (DATA / f"golden-schema-v3-{k}.h5" for k in ("imb", "beff", "beffio"))
@@ -50,21 +52,29 @@ def test_a_page_of_three_files_is_self_contained_with_every_figure(tmp_path: Pat
     assert "status incomplete" not in page
 
 
-def _slower(tmp_path: Path) -> Path:
-    """A copy of the IMB golden file whose size-4 times and batches are 1.5 times longer."""
-    other = tmp_path / "slower.h5"
-    shutil.copy(IMB, other)
-    with h5py.File(other, "a") as f:
-        for key in ("results/mpi1/PingPong/np2/times", "results/mpi1/PingPong/np2/samples"):
-            data = f[key][()]
-            data[3] = data[3] * 1.5
-            f[key][...] = data
-    return other
+def _batches(record: RunRecord, factor: float, seed: int) -> RunRecord:
+    """The IMB golden run with 10 batches per size (the golden file has 2; a test needs 3),
+    1 % noise, and PingPong's size 4 ``factor`` times longer."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for m in record.results:
+        if not isinstance(m, Measurement):
+            out.append(m)
+            continue
+        iters = np.repeat(m.batch_iters[:, :, :1], 10, axis=2)
+        per_iter = np.nanmean(m.samples / m.batch_iters, axis=2, keepdims=True)
+        samples = per_iter * iters * rng.normal(1.0, 0.01, iters.shape)
+        if m.benchmark == "PingPong":
+            samples[3] *= factor
+        out.append(dataclasses.replace(m, samples=samples, batch_iters=iters))
+    return dataclasses.replace(record, results=out)
 
 
 def test_two_runs_overlay_with_a_ratio_panel_marking_what_differs(tmp_path: Path) -> None:
-    slower = _slower(tmp_path)
-    page = report.build([load(IMB), load(slower)], [IMB, slower])
+    base = _batches(load(IMB), 1.0, 1)
+    slower = tmp_path / "slower.h5"
+    shutil.copy(IMB, slower)
+    page = report.build([base, _batches(load(IMB), 1.5, 2)], [IMB, slower])
     assert figures_in(page) == ["mpi1/PingPong/time", "mpi1/PingPong/bandwidth",
                                 "mpi1/Sendrecv/time", "mpi1/Sendrecv/bandwidth",
                                 "golden/Overlap/time"]
@@ -74,7 +84,7 @@ def test_two_runs_overlay_with_a_ratio_panel_marking_what_differs(tmp_path: Path
     assert SIGNIFICANT in pingpong and "each run / golden-schema-v3-imb" in pingpong
     sendrecv = page[page.index('data-chart="mpi1/Sendrecv/time"'):]
     assert SIGNIFICANT not in sendrecv  # equal there
-    same = report.build([load(IMB), load(IMB)], [IMB, IMB])
+    same = report.build([base, base], [IMB, IMB])
     assert SIGNIFICANT not in same and "1:golden-schema-v3-imb: np=2" in same
 
 
