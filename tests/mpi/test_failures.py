@@ -25,7 +25,7 @@ from tests.mpirun import (
     stop_a_rank_of,
 )
 
-pytestmark = pytest.mark.mpi
+pytestmark = [pytest.mark.mpi, pytest.mark.openmpi]  # also in the Open MPI tier of the tests
 QUICK = ["-msglog", "0:4", "-time", "0.2", "-iter", "20"]
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.mpirun import beff, mpirun
 
-pytestmark = pytest.mark.mpi
+pytestmark = [pytest.mark.mpi, pytest.mark.openmpi]  # also in the Open MPI tier of the tests
 
 FAMILIES = {
     "mpi1": (["imb", "mpi1", "PingPong", "Allreduce", "-msglog", "0:3", "-iter", "50",

@@ -14,7 +14,7 @@ import pytest
 from beff.results.archive import load
 from tests.mpirun import beff, beff_lines, mpirun
 
-pytestmark = pytest.mark.mpi
+pytestmark = [pytest.mark.mpi, pytest.mark.openmpi]  # also in the Open MPI tier of the tests
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "imb-samples" / \
     "format-sample-mt-np2.txt"
 ALL = ["AllReduceMT", "BarrierMT", "BcastMT", "BiBandMT", "ExchangeMT", "PingPingMT",

@@ -59,6 +59,7 @@ def _normalize(line: str) -> str:
     return re.sub(r" +", " ", re.sub(r"\d+(\.\d+)?", "0", line)).rstrip()
 
 
+@pytest.mark.openmpi  # also in the Open MPI tier of the tests
 def test_imb_text_matches_the_sample_line_for_line(tmp_path: Path) -> None:
     r = mpirun(2, "imb", "p2p", "-msglog", "0:4", "-iter", "200", "PingPong",
                "-pause", "0", "-o", str(tmp_path / "x.h5"), "--format", "imb", timeout=120)
