@@ -117,6 +117,7 @@ def test_quick_at_1_to_4_ranks(nprocs: int, kind: str, tmp_path: Path) -> None:
         assert np.all(np.isfinite(parts[:size])) and np.all(np.isnan(parts[size:]))
 
 
+@pytest.mark.parametrize("io_dir", ["tmpfs"], indirect=True)  # the layout: one file system
 def test_show_renders_the_sum_layout_and_the_final_line(io_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "s.h5"
     doc = run_quick(2, io_dir, out, "--rewrite", "-N", "2")
