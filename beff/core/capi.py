@@ -56,6 +56,8 @@ SIGNATURES: dict[str, str] = {
     "Irecv": "i:pihiihp",
     "Wait": "i:pp",
     "Waitall": "i:ipp",
+    "Test": "i:ppp",  # beff map polls its sends and receives apart (mpiGraph's timing)
+    "Testall": "i:ippp",
     "Bcast": "i:pihih",
     "Allreduce": "i:ppihhh",
     "Reduce": "i:ppihhih",
