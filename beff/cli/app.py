@@ -14,6 +14,7 @@ import typer
 from rich.table import Table
 
 from beff import __version__
+from beff.cli import netmap
 from beff.cli import options as O
 from beff.core import terminal
 from beff.core.errors import UsageError
@@ -419,6 +420,9 @@ def io_cmd(
     from beff import runner  # h5py, numpy: after the flags are checked
 
     runner.run("beffio", overrides)
+
+
+app.command("map")(netmap.map_cmd)
 
 
 @app.command()

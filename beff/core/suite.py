@@ -31,7 +31,8 @@ from beff.core.errors import UsageError
 
 # The declaration modules of beff's own suites, in the order `beff list` shows them.
 BUILTIN = ("beff.imb.mpi1.suite", "beff.imb.nbc.suite", "beff.imb.onesided.suite",
-           "beff.imb.p2p.suite", "beff.imb.mt.suite", "beff.io.suite", "beff.effbw.suite")
+           "beff.imb.p2p.suite", "beff.imb.mt.suite", "beff.io.suite", "beff.effbw.suite",
+           "beff.netmap.suite")
 # Modules outside beff that declare suites (comma-separated module names).
 PLUGINS_ENV = "BEFF_PLUGINS"
 

@@ -18,9 +18,10 @@ a log scale (ratios, not differences), as ``y = log(bandwidth)`` or ``y = -log(l
   *and* by more than ``threshold`` robust deviations. The reference is the median of the
   better half of the values, and a robust deviation is SPREAD times the median absolute
   deviation of that better half (SPREAD makes it the standard deviation for normally
-  distributed values). Taking the better half, not all values, keeps the rule working when
-  up to half of the nodes are slow (two of four hosts, say), where the median of all
-  values would lie among the slow ones.
+  distributed values; with fewer than SPREAD_MIN values in the better half, only the ratio
+  counts). Taking the better half, not all values, keeps the rule working when up to half
+  of the nodes are slow (two of four hosts, say), where the median of all values would lie
+  among the slow ones.
 * Nodes: the rule over the row figures names slow senders, over the column figures slow
   receivers; a node named on both sides is named once ("both").
 * Links: a pair is expected to be as good as the worse of its sender's row figure and its
@@ -42,6 +43,10 @@ import numpy as np
 # 1 / (the median absolute deviation, about its median, of the upper half of a normal
 # sample, in standard deviations): the MAD of the better half times SPREAD estimates sigma.
 SPREAD = 2.5
+# The better half's spread is estimated from this many values at least; with fewer (fewer
+# than ten nodes) the ratio alone decides: the median absolute deviation of two or three
+# values says nothing.
+SPREAD_MIN = 5
 BANDWIDTH = "bandwidth"
 LATENCY = "latency"
 ACROSS = "across nodes"
@@ -59,8 +64,8 @@ class Rule:
         return (f"named when at least {self.min_ratio:g}x worse than the reference (the "
                 f"median of the better half) and more than {self.threshold:g} robust "
                 f"deviations ({SPREAD:g} x the median absolute deviation of the better "
-                "half) below it; per pair: the median bandwidth and the smallest "
-                "latency of its samples; log scale")
+                f"half, when it has {SPREAD_MIN} values or more) below it; per pair: the "
+                "median bandwidth and the smallest latency of its samples; log scale")
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,7 @@ def far_below(y: np.ndarray, rule: Rule) -> tuple[np.ndarray, float, float]:
         return np.zeros(y.shape, dtype=bool), math.nan, math.nan
     top = finite[finite >= np.median(finite)]
     ref = float(np.median(top))
-    deviation = SPREAD * float(np.median(np.abs(top - ref)))
+    deviation = SPREAD * float(np.median(np.abs(top - ref))) if top.size >= SPREAD_MIN else 0.0
     cut = ref - max(rule.threshold * deviation, math.log(rule.min_ratio))
     with np.errstate(invalid="ignore"):
         return np.isfinite(y) & (y < cut), ref, cut

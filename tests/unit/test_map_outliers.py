@@ -45,14 +45,24 @@ def test_spread_makes_the_better_half_mad_a_standard_deviation() -> None:
 
 
 def test_far_below_needs_both_the_ratio_and_the_deviations() -> None:
-    y = np.log(np.array([100.0, 101, 99, 100, 60]))
-    mask, ref, cut = far_below(y, Rule(threshold=4, min_ratio=2))
+    tight = np.log(np.array([100.0, 101, 99, 100, 102, 98, 100, 101, 99, 100, 60]))
+    mask, ref, cut = far_below(tight, Rule(threshold=4, min_ratio=2))
     assert not mask.any()  # 60 is many deviations away, but not 2x below
-    assert math.isclose(math.exp(ref), 100.0)  # the median of 100, 101, 100
-    mask, _, _ = far_below(y, Rule(threshold=4, min_ratio=1.5))
-    assert list(mask) == [False, False, False, False, True]
-    wide = np.log(np.array([100.0, 300, 30, 120, 40]))  # a wide spread: 3x is not far
-    assert not far_below(wide, Rule(threshold=4, min_ratio=2))[0].any()
+    assert math.isclose(math.exp(ref), 100.0)  # the median of the better half
+    mask, _, _ = far_below(tight, Rule(threshold=4, min_ratio=1.5))
+    assert list(np.flatnonzero(mask)) == [10]
+    # a wide spread: 3x below is within the noise, 40x is not
+    wide = np.log(np.array([100.0, 300, 30, 120, 40, 200, 80, 150, 60, 250, 2.5]))
+    mask, _, _ = far_below(wide, Rule(threshold=4, min_ratio=2))
+    assert list(np.flatnonzero(mask)) == [10]
+
+
+def test_with_few_values_the_ratio_alone_decides() -> None:
+    """Two or three values in the better half say nothing of the spread (SPREAD_MIN)."""
+    few = np.log(np.array([350.0, 2200, 14, 1.1]))  # two healthy nodes far apart
+    mask, ref, _ = far_below(few, Rule(threshold=4, min_ratio=15))
+    assert list(mask) == [False, False, True, True]
+    assert math.isclose(math.exp(ref), math.sqrt(350 * 2200))
 
 
 def test_far_below_names_nothing_from_fewer_than_two_values() -> None:

@@ -1,0 +1,155 @@
+"""``beff map`` under mpiexec on this one host (``--all-ranks`` or ``--per-node``): every
+format and ``beff show`` of its file, random shifts from a stored seed, the mapped ranks, bad
+input (exit 2, one line), and a stopped rank tripping the watchdog."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from beff.netmap.record import MapRecord
+from beff.netmap.schedule import choose_shifts
+from beff.results.archive import load
+from tests.mpirun import (
+    beff,
+    beff_lines,
+    is_open_mpi_cached,
+    kill_group,
+    launcher,
+    mpi_env,
+    mpirun,
+)
+
+pytestmark = pytest.mark.mpi
+# Tiny samples, the fewest: a few seconds a run on a loaded 2-core machine.
+QUICK = ["--size", "16KiB", "--window", "2", "--rounds", "5", "--repetitions", "3",
+         "--time", "5"]
+
+
+def record_of(path: Path) -> MapRecord:
+    rec = load(path).result("map")
+    assert isinstance(rec, MapRecord)
+    return rec
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "csv"])
+def test_every_format_and_show_prints_the_same(tmp_path: Path, fmt: str) -> None:
+    out = tmp_path / "map.h5"
+    config = tmp_path / "map.toml"
+    config.write_text('[map]\nsize = "16KiB"\nwindow = 2\n')  # the suite's own TOML table
+    r = mpirun(2, "map", "--all-ranks", *QUICK[4:], "--config", str(config), "-o", str(out),
+               "--format", fmt, timeout=120)
+    assert r.returncode == 0, r.stderr
+    shown = beff("show", str(out), "--format", fmt)
+    assert shown.returncode == 0, shown.stderr
+    if fmt != "table":  # a stored table adds the run's header
+        assert shown.stdout == r.stdout
+    rec = record_of(out)
+    assert (rec.nmapped, rec.per_node, rec.size, rec.window) == (2, 0, 16384, 2)
+    assert list(rec.shifts) == [1] and rec.complete and rec.repetitions >= 3
+    assert rec.send_time.shape == (1, 2, rec.repetitions)
+    assert np.all(rec.recv_time > 0) and np.all(rec.latency_time > 0)
+    assert rec.recv_bw is not None and np.isnan(rec.recv_bw[0, 0])
+    assert rec.recv_bw[0, 1] > 0 and rec.recv_bw[1, 0] > 0
+    assert rec.rule and "better half" in rec.rule
+    attrs = load(out).attrs
+    assert attrs["config"]["options"]["size"] == 16384
+    assert attrs["config_sources"]["options.size"].startswith("config:")
+    assert attrs["derived"]["nmapped"] == 2 and attrs["derived"]["repetitions"] >= 3
+    if fmt == "json":
+        entry = json.loads(r.stdout)["results"][0]
+        assert entry["suite"] == "map" and entry["nmapped"] == 2
+        assert entry["figures"]["within nodes"]["pairs"] == 2
+        assert len(entry["matrices"]["recv_MBps"]) == 2 and entry["rule"] == rec.rule
+        assert entry["named_nodes"] == [] or all(isinstance(n, str) for n in
+                                                 entry["named_nodes"])
+    if fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(r.stdout)))
+        assert [(row["sender"], row["receiver"]) for row in rows] == [("0", "1"), ("1", "0")]
+        assert all(float(row["recv_MBps"]) > 0 and int(row["samples"]) == rec.repetitions
+                   for row in rows)
+    if fmt == "table":
+        assert "beff map: 2 of 2 ranks mapped (every rank)" in r.stdout
+        assert "worst pairs by receive bandwidth" in r.stdout
+        assert "outliers by bandwidth and latency" in r.stdout
+
+
+def test_random_shifts_come_from_the_stored_seed(tmp_path: Path) -> None:
+    out = tmp_path / "shifts.h5"
+    r = mpirun(4, "map", "--all-ranks", *QUICK, "--shifts", "2", "--seed", "7", "-o",
+               str(out), "--format", "csv", timeout=120)
+    assert r.returncode == 0, r.stderr
+    rec = record_of(out)
+    assert rec.seed == 7 and list(rec.shifts) == choose_shifts(4, 2, 7)
+    assert rec.send_time.shape == (2, 4, rec.repetitions) and rec.complete
+    assert rec.recv_bw is not None
+    measured = np.isfinite(rec.recv_bw)
+    expected = np.zeros((4, 4), dtype=bool)
+    for k in rec.shifts:
+        for s in range(4):
+            expected[s, (s + k) % 4] = True
+    assert (measured == expected).all()  # only the pairs of the measured shifts
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert len(rows) == 2 * 4
+    assert rec.send_sum is not None and rec.node_send_sum is not None
+    assert np.allclose(rec.node_send_sum, [rec.send_sum.sum()])  # one node: every rank
+
+
+def test_per_node_maps_the_first_ranks_of_each_node(tmp_path: Path) -> None:
+    out = tmp_path / "per-node.h5"
+    r = mpirun(4, "map", "--per-node", "2", *QUICK, "-o", str(out), "--format", "json",
+               timeout=120)
+    assert r.returncode == 0, r.stderr
+    rec = record_of(out)
+    assert (rec.nprocs, rec.nmapped, rec.per_node) == (4, 2, 2)
+    assert list(rec.world_rank) == [0, 1]  # the other two waited
+    entry = json.loads(r.stdout)["results"][0]
+    assert [row["rank"] for row in entry["ranks"]] == [0, 1]
+
+
+def _bad(nprocs: int, *args: str) -> tuple[int, str]:
+    r = mpirun(nprocs, "map", *QUICK, *args, timeout=120)
+    return r.returncode, r.stderr
+
+
+@pytest.mark.parametrize("nprocs, args, message", [
+    (1, ["--all-ranks"], "beff map needs at least 2 processes (P = 1 has no pair)"),
+    (2, [], "beff map needs at least 2 ranks to map, got 1 (1 rank(s) per node; 2 rank(s) "
+            "on 1 node(s))"),
+    (2, ["--all-ranks", "--size", "1GiB", "--window", "1024"],
+     "--size 1 GiB with --window 1024 needs 2048.0 GiB of buffers per mapped rank, 2 on "),
+])
+def test_bad_input_under_mpi_is_one_line_and_exit_2(nprocs: int, args: list[str],
+                                                     message: str, tmp_path: Path) -> None:
+    code, err = _bad(nprocs, *args, "-o", str(tmp_path / "bad.h5"))
+    assert code == 2, err
+    lines = beff_lines(err) if is_open_mpi_cached() else err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"beff: error: {message}"), err
+    assert "Traceback" not in err
+    assert not (tmp_path / "bad.h5").exists()
+
+
+def test_a_stopped_rank_trips_the_watchdog(tmp_path: Path) -> None:
+    """Rank 1 stops in the calibration (a test hook): rank 0 waits for it in the first
+    sample's barrier until --stall-timeout, prints its stacks and ends the job (exit 3)."""
+    out = tmp_path / "stopped.h5"
+    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "map", "--all-ranks", *QUICK,
+           "--stall-timeout", "3", "-o", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=mpi_env({"BEFF_TEST_STOP": "1:calibration"}),
+                            start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        kill_group(proc)  # whatever is left (nothing, when the watchdog ended the job)
+    assert "beff: test hook: rank stops at calibration" in err, err
+    assert "beff: watchdog on rank 0: beff map's calibration made no progress for 3 s" in err
+    assert "most recent call first" in err  # the stacks
+    assert proc.returncode == 3 or (is_open_mpi_cached() and proc.returncode != 0), err
