@@ -46,6 +46,16 @@ def check_placement(ranks: list[dict[str, Any]], mapped: list[int], opts: dict[s
             f"beff map needs at least 2 ranks to map, got {len(mapped)} ({how}; {len(ranks)} "
             f"rank(s) on {nodes} node(s)): run one rank on each of several nodes, or map "
             "ranks within a node with --per-node N or --all-ranks")
+    P = len(mapped)
+    K = schedule.shift_count(P, int(opts["shifts"]))
+    held = schedule.record_bytes(P, K, int(opts["repetitions"]))
+    memory = int(ranks[0].get("memory_bytes") or 0)
+    if memory > 0 and held > memory // 2:
+        raise UsageError(
+            f"beff map would hold {size_text(held)} of samples on rank 0 (3 figures x {K} "
+            f"shifts x {P} ranks x {opts['repetitions']} samples x 8 B): more than half of "
+            f"{ranks[0]['host']}'s {size_text(memory)} of memory; measure fewer shifts "
+            "(--shifts) or fewer samples (--repetitions)")
     need = buffer_bytes(opts)
     on_node: dict[int, int] = {}
     for w in mapped:

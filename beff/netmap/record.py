@@ -65,8 +65,10 @@ class MapRecord:
     recv_time: np.ndarray  # [K, P, R]
     latency_time: np.ndarray  # [K, P, R]
     # Derived when the record is made (stored for other readers):
-    send_sum: np.ndarray | None = None  # [P] sum over partners of the median send bandwidth
-    recv_sum: np.ndarray | None = None  # [P] the same, received
+    # [P] per rank, over its partners, the sum of the pairs' median receive bandwidth: as
+    # the sender (its row of recv_bw: what it delivered) and as the receiver (its column)
+    send_sum: np.ndarray | None = None
+    recv_sum: np.ndarray | None = None
     node_send_sum: np.ndarray | None = None  # [nodes] send_sum summed over a node's ranks
     node_recv_sum: np.ndarray | None = None
     send_bw: np.ndarray | None = None  # [P, P] median send bandwidth [sender, receiver]
@@ -183,7 +185,7 @@ def derive(rec: MapRecord) -> None:
     send_med, recv_med, lat_med = (p.median(x) for x in (p.send_bw, p.recv_bw, p.latency))
     rec.send_sum = np.zeros(P)
     rec.recv_sum = np.zeros(P)
-    np.add.at(rec.send_sum, p.sender, np.nan_to_num(send_med))
+    np.add.at(rec.send_sum, p.sender, np.nan_to_num(recv_med))
     np.add.at(rec.recv_sum, p.receiver, np.nan_to_num(recv_med))
     nodes = int(np.max(rec.node)) + 1 if P else 0
     rec.node_send_sum = np.zeros(nodes)
@@ -217,8 +219,8 @@ LAYOUT = Layout(
         "recv_time": ("s", "[K, P, R] rank r: until its window from (r - k) % P arrived"),
         "latency_time": ("s", "[K, P, R] rank r: the median of its `rounds` round trips with "
                          "(r + k) % P"),
-        "send_sum": ("B/s", "[P] derived: sum over partners of the median send bandwidth"),
-        "recv_sum": ("B/s", "[P] derived: sum over partners of the median receive bandwidth"),
+        "send_sum": ("B/s", "[P] derived: the rank's row sum of recv_bw (what it delivered)"),
+        "recv_sum": ("B/s", "[P] derived: the rank's column sum of recv_bw (what it got)"),
         "node_send_sum": ("B/s", "[nodes] derived: send_sum summed over the node's ranks"),
         "node_recv_sum": ("B/s", "[nodes] derived: recv_sum summed over the node's ranks"),
         "send_bw": ("B/s", "[P, P] derived: median send bandwidth [sender, receiver] "

@@ -64,6 +64,18 @@ def choose_shifts(nmapped: int, count: int, seed: int) -> list[int]:
     return sorted(s + 1 for s in chosen)
 
 
+def shift_count(nmapped: int, count: int) -> int:
+    """How many shifts :func:`choose_shifts` gives."""
+    n = max(0, nmapped - 1)
+    return n if count <= 0 or count >= n else count
+
+
+def record_bytes(nmapped: int, nshifts: int, reps: int) -> int:
+    """What rank 0 holds of samples: send, receive and latency times, K x P x R doubles each
+    (the P x P matrices, up to 1024 mapped ranks, come on top: 24 MiB at most)."""
+    return 3 * 8 * nshifts * nmapped * reps
+
+
 def partners(rank: int, nmapped: int, shift: int) -> tuple[int, int]:
     """(the rank ``rank`` sends to, the rank it receives from) in ``shift``."""
     return (rank + shift) % nmapped, (rank - shift) % nmapped

@@ -195,9 +195,10 @@ def _worst_nodes(rec: MapRecord, p: Pairs, console: Console) -> None:
     rows = node_rows(rec, p)
     order = sorted(range(len(rows)), key=lambda i: min(rows[i]["send_sum"],
                                                        rows[i]["recv_sum"]))[:WORST]
-    t = Table(title="worst nodes by bandwidth summed over their partners", box=box.SIMPLE_HEAD)
-    for col in ("node", "send sum MB/s", "recv sum MB/s", "best as sender", "best as receiver",
-                "median latency us"):
+    t = Table(title="worst nodes by receive bandwidth summed over their partners (as sender, "
+              "as receiver)", box=box.SIMPLE_HEAD)
+    for col in ("node", "sent sum MB/s", "received sum MB/s", "best as sender",
+                "best as receiver", "median latency us"):
         t.add_column(col, justify="left" if col == "node" else "right")
     for i in order:
         r = rows[i]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -134,6 +135,21 @@ def test_bad_input_under_mpi_is_one_line_and_exit_2(nprocs: int, args: list[str]
     assert len(lines) == 1 and lines[0].startswith(f"beff: error: {message}"), err
     assert "Traceback" not in err
     assert not (tmp_path / "bad.h5").exists()
+
+
+def test_samples_beyond_rank_0s_memory_are_one_line_and_exit_2(tmp_path: Path) -> None:
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    reps = memory // 48 + 1  # 2 ranks, 1 shift, 3 figures x 8 B: 48 B a sample
+    if reps > 10**9:
+        pytest.skip("this host's memory holds the most samples --repetitions allows")
+    code, err = _bad(2, "--all-ranks", "--repetitions", str(reps), "-o",
+                     str(tmp_path / "bad.h5"))
+    assert code == 2, err
+    lines = beff_lines(err) if is_open_mpi_cached() else err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("beff: error: beff map would hold ") and \
+        f"of samples on rank 0 (3 figures x 1 shifts x 2 ranks x {reps} samples x 8 B)" \
+        in lines[0], err
 
 
 def test_a_stopped_rank_trips_the_watchdog(tmp_path: Path) -> None:

@@ -87,6 +87,26 @@ def test_repetitions_fill_the_budget_between_three_and_the_most() -> None:
     assert schedule.repetitions(10.0, 0, 0.1, 20) == (MIN_REPETITIONS, False)
 
 
+def test_shift_count_and_what_rank_0_holds() -> None:
+    assert schedule.shift_count(5, 0) == 4 and schedule.shift_count(5, 2) == 2
+    assert schedule.shift_count(5, 9) == 4 and schedule.shift_count(1, 0) == 0
+    assert all(schedule.shift_count(P, k) == len(choose_shifts(P, k, 3))
+               for P in (1, 2, 7) for k in (0, 1, 3, 9))
+    # 10^4 nodes, every shift, 6 samples: 14.4 GB; 100 shifts: 144 MB
+    assert schedule.record_bytes(10**4, 10**4 - 1, 6) == 3 * 8 * (10**4 - 1) * 10**4 * 6
+    assert schedule.record_bytes(10**4, 100, 6) == 144_000_000
+
+
+def test_the_documented_cost_at_ten_thousand_nodes() -> None:
+    """share/docs/map.md's table: 100 Gb/s, 2 us, default sizes, 5 samples."""
+    full = schedule.estimate(10**4, 10**4 - 1, 5, 1 << 20, 8, 20, 12.5e9, 2e-6)
+    assert round(full.sample_s * 1e3, 2) == 0.86 and round(full.total_s) == 43
+    assert round(schedule.estimate(10**4, 100, 5, 1 << 20, 8, 20, 12.5e9, 2e-6).total_s,
+                 1) == 0.4
+    assert round(schedule.estimate(10**6, 10, 5, 1 << 20, 8, 20, 12.5e9, 2e-6).total_s,
+                 2) == 0.05
+
+
 def test_cost_grows_with_shifts_and_pairs() -> None:
     small = schedule.estimate(100, 99, 5, 1 << 20, 8, 20, 10e9, 2e-6)
     big = schedule.estimate(10**4, 10**4 - 1, 5, 1 << 20, 8, 20, 10e9, 2e-6)

@@ -1,0 +1,132 @@
+"""``beff map``'s record without MPI: the shift form's conventions (who measured which pair),
+the matrices, sums and outliers derived from it, its HDF5 layout, and its views."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import h5py
+import numpy as np
+from rich.console import Console
+
+from beff.netmap.record import LAYOUT, MapRecord, derive, pairs
+from beff.netmap.view import VIEW, named
+from beff.results.archive import read_record, write_record
+from beff.results.model import RunRecord
+
+P, R = 4, 3
+WINDOW, SIZE = 2, 1 << 20
+SLOW_SENDER = 2  # "hostC"
+
+
+def synthetic(shifts: list[int] | None = None) -> MapRecord:
+    """Every pair at 1 GB/s and 10 us, but hostC's sends at 50 MB/s (as its receivers see
+    them); pair (s -> d) gets a small signature so that the conventions can be checked."""
+    shifts = list(range(1, P)) if shifts is None else shifts
+    K = len(shifts)
+    send = np.empty((K, P, R))
+    recv = np.empty((K, P, R))
+    lat = np.empty((K, P, R))
+    for i, k in enumerate(shifts):
+        for r in range(P):
+            dest, src = (r + k) % P, (r - k) % P
+            send[i, r] = WINDOW * SIZE / (1e9 * (1 + dest / 100))  # rank r -> dest
+            bw = 5e7 if src == SLOW_SENDER else 1e9 * (1 + src / 100)
+            recv[i, r] = WINDOW * SIZE / bw  # src -> rank r, measured at r
+            lat[i, r] = 2 * 10e-6 * (1 + dest / 100)  # round trip of r with dest
+    return MapRecord(
+        nprocs=P, nmapped=P, per_node=1, seed=0, size=SIZE, window=WINDOW, latency_size=8,
+        rounds=5, budget_s=10.0, max_repetitions=R, repetitions=R, over_budget=False,
+        calibration_s=0.01, passes_done=2 * R, runtime_s=1.0, threshold=4.0, min_ratio=2.0,
+        outlier_figures="both", hosts=["hostA", "hostB", "hostC", "hostD"],
+        world_rank=np.arange(P), node=np.arange(P), shifts=np.array(shifts),
+        send_time=send, recv_time=recv, latency_time=lat)
+
+
+def test_pairs_follow_the_sender_convention() -> None:
+    p = pairs(synthetic())
+    assert len(p.sender) == 3 * P and p.across.all()
+    recv = p.median(p.recv_bw)
+    for i in range(len(p.sender)):
+        s, d = int(p.sender[i]), int(p.receiver[i])
+        assert d == (s + int(p.shift[i])) % P
+        expected = 5e7 if s == SLOW_SENDER else 1e9 * (1 + s / 100)
+        assert np.isclose(recv[i], expected)  # measured at d, filed under s -> d
+        assert np.isclose(p.median(p.send_bw)[i], 1e9 * (1 + d / 100))
+        assert np.isclose(p.median(p.latency)[i], 10e-6 * (1 + d / 100))
+
+
+def test_derive_fills_matrices_sums_and_outliers() -> None:
+    rec = synthetic()
+    derive(rec)
+    assert rec.recv_bw is not None and rec.send_bw is not None and rec.latency is not None
+    assert np.isnan(np.diag(rec.recv_bw)).all()
+    assert np.allclose(rec.recv_bw[SLOW_SENDER, [0, 1, 3]], 5e7)
+    assert np.isclose(rec.recv_bw[0, 1], 1e9) and np.isclose(rec.latency[1, 3], 10.3e-6)
+    assert rec.send_sum is not None and rec.recv_sum is not None
+    assert np.isclose(rec.send_sum[SLOW_SENDER], 1.5e8)  # its row: what it delivered
+    assert np.isclose(rec.recv_sum[0], 1e9 * 1.01 + 5e7 + 1e9 * 1.03)  # its column
+    assert rec.node_send_sum is not None and np.allclose(rec.node_send_sum, rec.send_sum)
+    assert named(rec) == (["hostC"], [])
+    (f,) = rec.findings()
+    assert (f.kind, f.figure, f.side, f.rank) == ("node", "bandwidth", "send", SLOW_SENDER)
+    assert "at least 2x worse" in rec.rule
+
+
+def test_unmeasured_shifts_leave_nan_and_no_pair() -> None:
+    rec = synthetic([1, 3])
+    rec.recv_time[1] = np.nan  # the second shift not measured yet
+    rec.send_time[1] = np.nan
+    rec.latency_time[1] = np.nan
+    derive(rec)
+    assert rec.recv_bw is not None
+    measured = np.isfinite(rec.recv_bw)
+    assert measured.sum() == P and all(measured[s, (s + 1) % P] for s in range(P))
+    assert len(VIEW.csv_rows(rec)) == P
+
+
+def test_outliers_of_one_figure_only() -> None:
+    rec = synthetic()
+    rec.outlier_figures = "latency"
+    derive(rec)
+    assert rec.outliers == []
+
+
+def test_the_layout_round_trips(tmp_path: Path) -> None:
+    rec = synthetic()
+    derive(rec)
+    with h5py.File(tmp_path / "m.h5", "w") as f:
+        write_record(f.create_group("map"), rec, LAYOUT)
+    with h5py.File(tmp_path / "m.h5", "r") as f:
+        back = read_record(f["map"], LAYOUT)
+    assert isinstance(back, MapRecord)
+    assert back.hosts == rec.hosts and back.outliers == rec.outliers
+    assert back.over_budget is False and back.rule == rec.rule
+    for name in ("send_time", "recv_time", "latency_time", "recv_bw", "send_sum"):
+        assert np.array_equal(getattr(back, name), getattr(rec, name), equal_nan=True), name
+
+
+def test_views_name_the_slow_node_in_every_format() -> None:
+    rec = synthetic()
+    derive(rec)
+    record = RunRecord(attrs={"suite": "map"}, results=[rec])
+    doc = VIEW.summary(rec, record)
+    json.dumps(doc, allow_nan=False)  # no NaN in the JSON document
+    assert doc["named_nodes"] == ["hostC"] and doc["named_links"] == []
+    assert doc["outliers"][0]["text"].startswith("node hostC: sends at most 50.0 MB/s")
+    assert doc["matrices"]["recv_MBps"][2][0] == 50.0
+    rows = list(csv.DictReader(io.StringIO(
+        "\n".join([",".join(VIEW.csv_fields)] + [",".join(str(r[k]) for k in VIEW.csv_fields)
+                                                  for r in VIEW.csv_rows(rec)]))))
+    assert len(rows) == 12 and {r["sender_host"] for r in rows} == set(rec.hosts)
+    console = Console(file=io.StringIO(), width=120)
+    VIEW.table(rec, record, console)
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "node hostC: sends at most 50.0 MB/s with any partner" in text
+    assert "(its whole row is low)" in text
+    names = [name for name, _, _ in VIEW.figures(rec)]
+    assert names == ["recv_MBps_median", "recv_MBps_min", "latency_us_median", "latency_us_max"]
+    assert set(VIEW.matrices(rec)) == {"send_MBps", "recv_MBps", "latency_us"}
