@@ -45,6 +45,7 @@ def map_cmd(
     fmt: Annotated[str | None, O.option("format", "output: table | json | csv (default "
                                         "table)", "<table|json|csv>")] = None,
     config_file: Annotated[str | None, O.option("config_file")] = None,
+    report: Annotated[str | None, O.option("report")] = None,
     progress: Annotated[bool | None, O.option("progress")] = None,
     backend: Annotated[str | None, O.option("backend")] = None,
     force: Annotated[bool | None, O.option("force")] = None,
@@ -65,7 +66,7 @@ def map_cmd(
     opts = {key: BY_KEY[key].check(value, BY_KEY[key].flags[0])
             for key, value in mine.items() if value is not None}
     check_combination(opts, set(opts))
-    given = {"output": output, "format": fmt, "config_file": config_file,
+    given = {"output": output, "format": fmt, "config_file": config_file, "report": report,
              "progress": progress, "backend": backend, "force": force, "timeout": timeout,
              "stall_timeout": stall_timeout}
     overrides: dict[str, Any] = {k: v for k, v in given.items() if v is not None}

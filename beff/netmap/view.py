@@ -15,6 +15,7 @@ from rich.table import Table
 from beff.netmap.options import size_text
 from beff.netmap.outliers import ACROSS, BANDWIDTH, WITHIN, Finding
 from beff.netmap.record import MapRecord, Pairs, pairs
+from beff.render.charts import BAR, Chart, Series
 from beff.results.model import RunRecord
 
 MB = 1e6
@@ -22,6 +23,7 @@ US = 1e6
 WORST = 10  # rows of the worst pairs and nodes
 JSON_MATRIX_MAX = 64  # the JSON summary holds the matrices up to this many mapped ranks
 SHOWN_MATRIX_MAX = 16  # the table prints them up to this many
+CHART_MAX = 64  # bars of the per-rank sums up to this many mapped ranks
 CSV_FIELDS = ("shift", "sender", "receiver", "sender_rank", "receiver_rank", "sender_host",
               "receiver_host", "across_nodes", "samples", "send_MBps", "recv_MBps",
               "recv_MBps_min", "recv_MBps_max", "latency_us", "latency_us_min",
@@ -352,6 +354,23 @@ class MapView:
         return [("mapped ranks", result.nmapped), ("bandwidth message", result.size),
                 ("window", result.window), ("latency message", result.latency_size),
                 ("shifts", [int(k) for k in result.shifts])]
+
+    def charts(self, result: MapRecord, record: RunRecord) -> list[Chart]:
+        """The per-rank sums as bars (up to CHART_MAX mapped ranks). The matrices wait for a
+        heatmap kind of chart (:meth:`matrices` gives them)."""
+        if result.send_sum is None or result.recv_sum is None or \
+                not 0 < result.nmapped <= CHART_MAX:
+            return []
+        x = np.arange(result.nmapped)
+        return [Chart(
+            id="map/nodes", title=f"receive bandwidth summed over each rank's partners "
+            f"({len(result.shifts)} of {result.nmapped - 1} shifts)", xlabel="mapped rank",
+            ylabel="sum of the pairs' medians [MB/s, 10^6 B/s]",
+            series=(Series("as the sender (its row)", x, result.send_sum / MB),
+                    Series("as the receiver (its column)", x, result.recv_sum / MB)),
+            kind=BAR, xlog=False, ylog=False,
+            categories=tuple(result.label(i) for i in range(result.nmapped)),
+            higher_is_better=True, subject="map", section="beff map")]
 
     def matrices(self, result: MapRecord) -> dict[str, np.ndarray]:
         """The P x P matrices in MB/s and us, [sender, receiver] (NaN: not measured), for a
