@@ -4,7 +4,8 @@ A view returns the charts of one result (``View.charts``); ``beff report`` and `
 draw them with matplotlib (:mod:`beff.render.plot`), the same way for every suite. Charts of
 the same ``id`` are one figure: from several results of one run (a benchmark at each process
 count) their series are drawn together, and from several runs they are overlaid, with a ratio
-panel against the first run. Nothing here imports matplotlib.
+panel against the first run. A heatmap (a matrix: ``beff map``'s pairs) is never overlaid nor
+joined: each is its own figure (:func:`collect`). Nothing here imports matplotlib.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import numpy as np
 
 LINE = "line"
 BAR = "bar"
+HEATMAP = "heatmap"
+KINDS = (LINE, BAR, HEATMAP)
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,52 @@ class Series:
 
 
 @dataclass(frozen=True)
+class Matrix:
+    """The cells of a heatmap: ``values[i, j]`` in row i, column j (NaN: no value, drawn
+    grey), e.g. a pair's bandwidth with the sender's row and the receiver's column.
+
+    ``rows`` and ``cols`` name the rows and columns (node names); every ``label_every``-th
+    is written on its axis (all of them by default). ``unit`` labels the colour bar.
+    ``marked`` (booleans like ``values``, optional) outlines single cells,
+    ``marked_rows``/``marked_cols`` whole rows and columns (e.g. a node whose every pair
+    is slow). ``log``: a logarithmic colour scale; None: when the positive values span a
+    decade or more.
+    """
+
+    values: np.ndarray
+    rows: tuple[str, ...]
+    cols: tuple[str, ...]
+    unit: str
+    marked: np.ndarray | None = None
+    marked_rows: tuple[int, ...] = ()
+    marked_cols: tuple[int, ...] = ()
+    label_every: int = 1
+    log: bool | None = None
+
+    def __post_init__(self) -> None:
+        values = np.asarray(self.values, dtype=np.float64)
+        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "rows", tuple(self.rows))
+        object.__setattr__(self, "cols", tuple(self.cols))
+        if values.ndim != 2 or values.shape != (len(self.rows), len(self.cols)):
+            raise ValueError(f"matrix of shape {values.shape}: expected "
+                             f"({len(self.rows)}, {len(self.cols)}), one row and one column "
+                             "per label")
+        if self.marked is not None:
+            marked = np.asarray(self.marked, dtype=bool)
+            if marked.shape != values.shape:
+                raise ValueError(f"marked has shape {marked.shape}, the matrix {values.shape}")
+            object.__setattr__(self, "marked", marked)
+        for name, n in (("marked_rows", len(self.rows)), ("marked_cols", len(self.cols))):
+            index = tuple(int(i) for i in getattr(self, name))
+            if any(not 0 <= i < n for i in index):
+                raise ValueError(f"{name} {index}: out of range 0 to {n - 1}")
+            object.__setattr__(self, name, index)
+        if self.label_every < 1:
+            raise ValueError(f"label_every must be at least 1, got {self.label_every}")
+
+
+@dataclass(frozen=True)
 class Chart:
     """One figure: axes with their units, log scales, and its series.
 
@@ -61,7 +110,10 @@ class Chart:
     name, ``b_eff``, ``b_eff_io``), ``section`` the heading it goes under in the report.
     A ``bar`` chart has one bar per entry of ``categories`` (the series' x are their indices);
     ``xticks`` (position, label) replaces the x axis' ticks of a line chart.
-    ``marked_label`` names the marked points in the legend.
+    ``marked_label`` names the marked points (a heatmap's marked cells) in the legend.
+    A ``heatmap`` chart draws its ``matrix`` (no series; x is its columns, y its rows, with
+    a colour bar; ``higher_is_better`` picks the colours: the worse end is dark); without a
+    matrix it says why, in its ``note``.
     """
 
     id: str
@@ -79,11 +131,16 @@ class Chart:
     marked_label: str = "unstable"
     note: str = ""
     higher_is_better: bool | None = None  # for the ratio panel's caption
+    matrix: Matrix | None = None  # a heatmap's cells
 
     def __post_init__(self) -> None:
-        if self.kind not in (LINE, BAR):
-            raise ValueError(f"chart {self.id!r}: kind must be {LINE!r} or {BAR!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"chart {self.id!r}: kind must be one of {', '.join(KINDS)}")
         object.__setattr__(self, "series", tuple(self.series))
+        if self.kind == HEATMAP and self.series:
+            raise ValueError(f"chart {self.id!r}: a heatmap draws its matrix, not series")
+        if self.kind != HEATMAP and self.matrix is not None:
+            raise ValueError(f"chart {self.id!r}: only a heatmap has a matrix")
 
 
 def merge_series(series: Sequence[Series]) -> list[Series]:
@@ -129,24 +186,40 @@ class Figure:
     chart: Chart
     runs: tuple[tuple[Series, ...] | None, ...]
     labels: tuple[str, ...]  # the runs' names, for legends
+    run: int | None = None  # a heatmap's figure: the run whose matrix it draws (chart's)
 
 
 def collect(per_run: Sequence[Sequence[Chart]], labels: Sequence[str]) -> list[Figure]:
-    """The figures of several runs: charts grouped by id, in the order they first appear."""
+    """The figures of several runs: charts grouped by id, in the order they first appear.
+
+    Heatmaps are not grouped: two runs' matrices cannot be overlaid (one cell has one
+    colour), and a ratio of two maps would hide which run a slow node was slow in. So every
+    heatmap is its own figure, with its own colour scale and no ratio panel, placed with
+    the other runs' heatmaps of the same id, in file order.
+    """
     order: list[str] = []
     first: dict[str, Chart] = {}
     series: dict[str, list[list[Series]]] = {}
+    heatmaps: dict[str, list[tuple[int, Chart]]] = {}
     for i, charts in enumerate(per_run):
         for c in charts:
             if c.id not in first:
                 first[c.id] = c
                 order.append(c.id)
                 series[c.id] = [[] for _ in per_run]
-            series[c.id][i].extend(c.series)
+            if c.kind == HEATMAP:
+                heatmaps.setdefault(c.id, []).append((i, c))
+            else:
+                series[c.id][i].extend(c.series)
     figures = []
     for cid in order:
-        runs = tuple(tuple(merge_series(s)) if s else None for s in series[cid])
-        figures.append(Figure(first[cid], runs, tuple(labels)))
+        for i, c in heatmaps.get(cid, ()):
+            alone: tuple[tuple[Series, ...] | None, ...] = tuple(
+                () if k == i else None for k in range(len(per_run)))
+            figures.append(Figure(c, alone, tuple(labels), run=i))
+        if cid not in heatmaps or any(series[cid]):
+            runs = tuple(tuple(merge_series(s)) if s else None for s in series[cid])
+            figures.append(Figure(first[cid], runs, tuple(labels)))
     return figures
 
 

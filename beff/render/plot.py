@@ -1,7 +1,8 @@
 """Draw declared figures (:mod:`beff.render.charts`) with matplotlib, as HPC papers print
 them: labelled axes with units, log scales, a legend naming the run and the process count,
 the spread over timed batches as a band; several runs overlaid, with a ratio panel against
-the first run where ``beff compare`` marks the significant differences.
+the first run where ``beff compare`` marks the significant differences. A heatmap (a matrix
+of pairs) is drawn cell by cell with a colour bar, one run per figure.
 
 matplotlib is an extra (``pip install 'beff[report]'``): it is imported, with the Agg
 backend, only when something is drawn (:func:`require` says so in one line before).
@@ -13,6 +14,7 @@ import importlib.util
 import io
 import os
 import re
+import textwrap
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,7 +24,7 @@ import numpy as np
 
 from beff.core.errors import UsageError
 from beff.render import compare
-from beff.render.charts import BAR, Figure, Series
+from beff.render.charts import BAR, HEATMAP, Figure, Matrix, Series
 from beff.results.model import RunRecord
 
 FORMATS = (".png", ".svg", ".pdf")
@@ -53,6 +55,9 @@ STYLE: dict[str, Any] = {
 }
 MARKERS = ("o", "s", "^", "D", "v", "P")
 LINESTYLES = ("-", "--", ":", "-.")
+HEAT_BAD = "#e0e0e0"  # a heatmap's cells without a value
+HEAT_MARK = "#d62728"  # the outline of its marked cells
+HEAT_VALUES_MAX = 12  # cells show their values up to this many rows and columns
 SIGNIFICANT = "significant (Mann-Whitney U on the batches, Holm-corrected, as beff compare)"
 
 
@@ -182,6 +187,109 @@ def _categories(ax: Any, names: Sequence[str]) -> None:
         ax.set_xticklabels(names, rotation=60, ha="right", fontsize=7 if n > 12 else 8)
 
 
+def _heat_norm(values: np.ndarray, log: bool | None) -> tuple[Any, bool]:
+    """The colour scale of a heatmap: logarithmic when asked, or (None) when the values are
+    positive and span a decade or more; (norm, is it logarithmic)."""
+    from matplotlib.colors import LogNorm, Normalize
+
+    finite = values[np.isfinite(values)]
+    positive = finite[finite > 0]
+    if log is None:
+        log = bool(positive.size) and positive.size == finite.size and \
+            float(positive.max()) >= 10 * float(positive.min())
+    if log and positive.size:
+        lo, hi = float(positive.min()), float(positive.max())
+        return (LogNorm(lo / 1.5, hi * 1.5) if lo == hi else LogNorm(lo, hi)), True
+    if not finite.size:
+        return Normalize(0.0, 1.0), False
+    lo, hi = float(finite.min()), float(finite.max())
+    if lo == hi:
+        pad = abs(lo) * 0.1 or 1.0
+        lo, hi = lo - pad, hi + pad
+    return Normalize(lo, hi), False
+
+
+def _cell_text(v: float) -> str:
+    return f"{v:.0f}" if abs(v) >= 100 else f"{v:.1f}" if abs(v) >= 10 else f"{v:.3g}"
+
+
+def _two_five(v: float, pos: object = None) -> str:
+    """Minor tick labels of a log colour bar: 2 and 5 times a power of ten only."""
+    if v <= 0 or not np.isfinite(v):
+        return ""
+    lead = v / 10 ** np.floor(np.log10(v) + 1e-9)
+    return number_label(v) if min(abs(lead - 2), abs(lead - 5)) < 1e-6 else ""
+
+
+def _heat_ticks(ax: Any, m: Matrix) -> None:
+    """Every ``label_every``-th row and column named; small print for many, sideways for
+    many or long column names."""
+    step = m.label_every
+    cols, rows = m.cols[::step], m.rows[::step]
+    n = max(len(cols), len(rows))
+    size = 8.0 if n <= 16 else 6.5 if n <= 32 else 5.0
+    sideways = len(cols) > 8 or max((len(c) for c in cols), default=0) * len(cols) > 48
+    ax.set_xticks(np.arange(0, len(m.cols), step))
+    ax.set_xticklabels(cols, fontsize=size, rotation=90 if sideways else 0)
+    ax.set_yticks(np.arange(0, len(m.rows), step))
+    ax.set_yticklabels(rows, fontsize=size)
+    ax.tick_params(length=2, pad=2)
+
+
+def _draw_heatmap(target: Any, ax: Any, figure: Figure) -> None:
+    """The matrix cell by cell (an image: one pixel per cell, not smoothed), its colour bar
+    with the unit, the values in the cells of small matrices, the marked cells, rows and
+    columns outlined. Without a value, the chart's note says why."""
+    import matplotlib
+    from matplotlib.patches import Patch, Rectangle
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    chart, m = figure.chart, figure.chart.matrix
+    ax.grid(False)
+    if m is None or not np.isfinite(m.values).any():
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, textwrap.fill(chart.note or "nothing measured", 70),
+                transform=ax.transAxes, ha="center", va="center", color="#555555")
+        return
+    norm, log = _heat_norm(m.values, m.log)
+    bad = ~np.isfinite(m.values) | ((m.values <= 0) if log else False)
+    cells = np.ma.masked_array(m.values, mask=bad)
+    # the worse end dark: low bandwidth, high latency
+    cmap = matplotlib.colormaps["viridis_r" if chart.higher_is_better is False else "viridis"]
+    cmap = cmap.with_extremes(bad=HEAT_BAD)
+    nrows, ncols = m.values.shape
+    # aspect "auto": constrained layout leaves no room for the row labels of an "equal"
+    # one; the figure's size keeps the cells about square
+    image = ax.imshow(cells, cmap=cmap, norm=norm, interpolation="none", aspect="auto")
+    bar = target.colorbar(image, ax=ax, fraction=0.05, pad=0.02)
+    bar.set_label(m.unit)
+    bar.outline.set_visible(False)
+    if log:
+        bar.ax.yaxis.set_major_formatter(FuncFormatter(number_label))
+        few = norm.vmax / norm.vmin < 10 ** 1.5
+        bar.ax.yaxis.set_minor_formatter(FuncFormatter(_two_five) if few else NullFormatter())
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    _heat_ticks(ax, m)
+    if nrows <= HEAT_VALUES_MAX and ncols <= HEAT_VALUES_MAX:
+        for i, j in zip(*np.nonzero(~bad), strict=True):
+            r, g, b, _ = cmap(norm(m.values[i, j]))
+            ax.text(j, i, _cell_text(float(m.values[i, j])), ha="center", va="center",
+                    fontsize=7 if ncols <= 6 else 6,
+                    color="white" if 0.299 * r + 0.587 * g + 0.114 * b < 0.55 else "black")
+    boxes = [(-0.5, i - 0.5, ncols, 1) for i in m.marked_rows]
+    boxes += [(j - 0.5, -0.5, 1, nrows) for j in m.marked_cols]
+    if m.marked is not None:
+        boxes += [(j - 0.5, i - 0.5, 1, 1) for i, j in zip(*np.nonzero(m.marked), strict=True)]
+    for x, y, w, h in boxes:
+        ax.add_patch(Rectangle((x, y), w, h, fill=False, edgecolor=HEAT_MARK, linewidth=2.0,
+                               zorder=3, clip_on=False))
+    if boxes:
+        target.legend(handles=[Patch(facecolor="none", edgecolor=HEAT_MARK, linewidth=2.0,
+                                     label=chart.marked_label)],
+                      loc="outside lower center", frameon=False)
+
+
 def _ratio(ax: Any, figure: Figure, drawn: Drawn, sig: Significance) -> None:
     """Each later run's series over the first run's series of the same label, at the x both
     have; significant differences (beff compare's noise check) drawn as filled red dots."""
@@ -261,6 +369,17 @@ def draw(target: Any, figure: Figure, sig: Significance) -> None:
     """Draw ``figure`` into a matplotlib Figure or SubFigure: the chart, and with several
     runs a ratio panel under it."""
     chart = figure.chart
+    if chart.kind == HEATMAP:
+        ax = target.subplots(1, 1)
+        _draw_heatmap(target, ax, figure)
+        title = chart.title
+        if figure.run is not None and len(figure.labels) > 1:
+            title = f"{figure.labels[figure.run]}: {title}"  # one run per heatmap
+        ax.set_title(title)
+        if chart.matrix is not None:
+            ax.set_xlabel(chart.xlabel)
+            ax.set_ylabel(chart.ylabel)
+        return
     several = sum(r is not None for r in figure.runs) > 1
     if several:
         ax, rax = target.subplots(2, 1, sharex=True, height_ratios=(3, 1))
@@ -295,6 +414,8 @@ def draw(target: Any, figure: Figure, sig: Significance) -> None:
 
 
 def _size(figure: Figure) -> tuple[float, float]:
+    if figure.chart.kind == HEATMAP:
+        return (6.4, 5.6) if figure.chart.matrix is not None else (6.4, 1.6)
     several = sum(r is not None for r in figure.runs) > 1
     tall = figure.chart.kind == BAR and len(figure.chart.categories) > 4
     return 6.4, 4.0 + (1.4 if several else 0.0) + (0.8 if tall else 0.0)

@@ -4,8 +4,9 @@ A header per run (machine, nodes and ranks per node, oversubscription, MPI libra
 version, timed-loop backend and its cost, date, command line, status and warnings), the
 headline figures of each result (``View.figures``), and every figure the suites' views
 declare (``View.charts``), drawn as inline SVG by :mod:`beff.render.plot`: charts of the
-same id overlaid across the files, with a ratio panel against the first file. No scripts, no
-external files, nothing fetched: the page opens in any browser, also offline.
+same id overlaid across the files, with a ratio panel against the first file (heatmaps side
+by side instead, one per file). No scripts, no external files, nothing fetched: the page
+opens in any browser, also offline.
 """
 
 from __future__ import annotations
@@ -209,6 +210,8 @@ def _caption(figure: Figure, kinds: Sequence[str]) -> str:
     ratio panel shows."""
     chart = figure.chart
     parts = [chart.note] if chart.note else []
+    if figure.run is not None:  # a heatmap: one run's, not overlaid (charts.collect)
+        return "; ".join(parts)
     present = [k for k, r in enumerate(figure.runs) if r is not None]
     missing = [figure.labels[k] for k, r in enumerate(figure.runs)
                if r is None and kinds[k] in {kinds[i] for i in present}]
