@@ -1,6 +1,7 @@
 """``beff map``'s view: rich tables (the plan, the figures, the worst pairs and nodes, and the
 named outliers as one list), one CSV row per measured pair, and a JSON summary with the
-matrices of small maps. :meth:`MapView.matrices` gives the P x P matrices to a chart."""
+matrices of small maps; for ``beff report`` and ``beff plot``, the matrices as heatmaps with
+the named outliers outlined, and the per-rank sums as bars."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from rich.console import Console
 from rich.table import Table
 
 from beff.netmap.options import size_text
-from beff.netmap.outliers import ACROSS, BANDWIDTH, WITHIN, Finding
-from beff.netmap.record import MapRecord, Pairs, pairs
-from beff.render.charts import BAR, Chart, Series
+from beff.netmap.outliers import ACROSS, BANDWIDTH, LATENCY, WITHIN, Finding
+from beff.netmap.record import MATRIX_MAX, MapRecord, Pairs, pairs
+from beff.render.charts import BAR, HEATMAP, Chart, Matrix, Series
 from beff.results.model import RunRecord
 
 MB = 1e6
@@ -24,6 +25,7 @@ WORST = 10  # rows of the worst pairs and nodes
 JSON_MATRIX_MAX = 64  # the JSON summary holds the matrices up to this many mapped ranks
 SHOWN_MATRIX_MAX = 16  # the table prints them up to this many
 CHART_MAX = 64  # bars of the per-rank sums up to this many mapped ranks
+HEATMAP_LABELS = 64  # a heatmap names at most this many nodes per axis (every k-th beyond)
 CSV_FIELDS = ("shift", "sender", "receiver", "sender_rank", "receiver_rank", "sender_host",
               "receiver_host", "across_nodes", "samples", "send_MBps", "recv_MBps",
               "recv_MBps_min", "recv_MBps_max", "latency_us", "latency_us_min",
@@ -293,6 +295,109 @@ def _matrices(rec: MapRecord) -> dict[str, tuple[np.ndarray, float]]:
     return {k: (m, s) for k, (m, s) in found.items() if m is not None}
 
 
+def _marks(rec: MapRecord, figure: str) -> tuple[np.ndarray, list[int], list[int], list[str]]:
+    """Where the outliers named by ``figure`` (bandwidth or latency) lie in the matrices:
+    cells, whole rows, whole columns; and what they are, in words. A node is its row (as the
+    sender or pinging rank), its column (as the receiver or answering one) or both, over the
+    pairs of its finding's scope: the whole row where every other rank is in that scope,
+    its cells otherwise; a link is one cell."""
+    P = rec.nmapped
+    node = np.asarray(rec.node)
+    off = ~np.eye(P, dtype=bool)
+    scopes = {ACROSS: node[:, None] != node[None, :],
+              WITHIN: (node[:, None] == node[None, :]) & off}
+    cells = np.zeros((P, P), dtype=bool)
+    rows: list[int] = []
+    cols: list[int] = []
+    words: list[str] = []
+    for f in rec.findings():
+        if f.figure != figure:
+            continue
+        if f.kind == "link":
+            cells[f.rank, f.peer] = True
+            words.append(f"link {rec.label(f.rank)} -> {rec.label(f.peer)}")
+            continue
+        scope = scopes[f.scope]
+        whole = bool((scope | ~off)[f.rank].all())
+        sides = {"send": ("row",), "receive": ("column",), "both": ("row", "column")}[f.side]
+        for side in sides:
+            if side == "row" and whole:
+                rows.append(f.rank)
+            elif side == "row":
+                cells[f.rank] |= scope[f.rank]
+            elif whole:
+                cols.append(f.rank)
+            else:
+                cells[:, f.rank] |= scope[:, f.rank]
+        words.append(f"node {rec.label(f.rank)} (its {' and '.join(sides)})")
+    return cells, list(dict.fromkeys(rows)), list(dict.fromkeys(cols)), words
+
+
+def heatmaps(rec: MapRecord) -> list[Chart]:
+    """The receive and send bandwidth matrices and the latency matrix as heatmaps, the
+    outliers named by each figure outlined (the send bandwidth's: none, outliers are named
+    from the receive bandwidth); every k-th node labelled above HEATMAP_LABELS mapped ranks.
+    Above MATRIX_MAX the record holds no matrix: one chart without cells says so."""
+    P = rec.nmapped
+    if P == 0:
+        return []
+    if rec.recv_bw is None or rec.latency is None:
+        return [Chart(
+            id="map/matrices", title="the pairs' matrices: not stored", xlabel="", ylabel="",
+            series=(), kind=HEATMAP, subject="map", section="beff map",
+            note=f"No heatmap: {P} ranks were mapped, and the P x P matrices are stored up to "
+            f"{MATRIX_MAX} (beyond, only the measured shifts are: {P} x {P} cells would not "
+            "be readable either). beff show lists the worst pairs and nodes and the named "
+            "outliers.")]
+    names = tuple(rec.label(i) for i in range(P))
+    every = max(1, math.ceil(P / HEATMAP_LABELS))
+    labelled = f"; one node in {every} labelled" if every > 1 else ""
+    grey = "grey: no value (the diagonal: no pair" + \
+        ("" if rec.complete and len(rec.shifts) == P - 1 else "; or not measured") + ")"
+    shifts = f"{len(rec.shifts)} of {P - 1} shifts"
+
+    def named_text(figure: str, words: list[str]) -> str:
+        if rec.outlier_figures not in ("both", figure):
+            return f"outliers by {figure} not looked for (--outliers {rec.outlier_figures})"
+        if not words:
+            return f"no outlier named by {figure}"
+        return f"outlined: named by {figure}: " + ", ".join(words)
+
+    def heatmap(cid: str, title: str, matrix: np.ndarray, unit: str, xlabel: str,
+                ylabel: str, higher: bool, figure: str | None, note: str) -> Chart:
+        cells = np.zeros((P, P), dtype=bool)
+        rows: list[int] = []
+        cols: list[int] = []
+        if figure is not None:
+            cells, rows, cols, words = _marks(rec, figure)
+            note = f"{note}; {named_text(figure, words)}"
+        return Chart(
+            id=cid, title=f"{title} ({shifts})", xlabel=xlabel, ylabel=ylabel, series=(),
+            kind=HEATMAP, higher_is_better=higher, subject="map", section="beff map",
+            marked_label="named outlier", note=f"{note}; {grey}{labelled}",
+            matrix=Matrix(matrix, names, names, unit, marked=cells, marked_rows=tuple(rows),
+                          marked_cols=tuple(cols), label_every=every))
+
+    out = [heatmap("map/recv_bw", "receive bandwidth per pair", rec.recv_bw / MB,
+                   "receive bandwidth [MB/s, 10^6 B/s]", "receiver", "sender", True,
+                   BANDWIDTH, "row: the sender, column: the receiver; each pair's median "
+                   "over its samples, timed by the receiver")]
+    if rec.send_bw is not None:
+        out.append(heatmap(
+            "map/send_bw", "send bandwidth per pair", rec.send_bw / MB,
+            "send bandwidth [MB/s, 10^6 B/s]", "receiver", "sender", True, None,
+            "row: the sender, column: the receiver; each pair's median over its samples, "
+            "timed by the sender until its sends completed (outliers are named from the "
+            "receive bandwidth)"))
+    out.append(heatmap(
+        "map/latency", "latency per pair", rec.latency * US,
+        "latency, half a round trip [µs]", "answering", "pinging", False, LATENCY,
+        f"row: the pinging rank, column: the answering one; half a round trip of "
+        f"{size_text(rec.latency_size)}, each pair's median over its samples (each the median "
+        f"of {rec.rounds} round trips)"))
+    return out
+
+
 class MapView:
     """``beff map``'s renderers (no original text: mpiGraph's is not reproduced)."""
 
@@ -356,13 +461,14 @@ class MapView:
                 ("shifts", [int(k) for k in result.shifts])]
 
     def charts(self, result: MapRecord, record: RunRecord) -> list[Chart]:
-        """The per-rank sums as bars (up to CHART_MAX mapped ranks). The matrices wait for a
-        heatmap kind of chart (:meth:`matrices` gives them)."""
+        """The matrices as heatmaps (:func:`heatmaps`), and the per-rank sums as bars (up
+        to CHART_MAX mapped ranks)."""
+        out = heatmaps(result)
         if result.send_sum is None or result.recv_sum is None or \
                 not 0 < result.nmapped <= CHART_MAX:
-            return []
+            return out
         x = np.arange(result.nmapped)
-        return [Chart(
+        return [*out, Chart(
             id="map/nodes", title=f"receive bandwidth summed over each rank's partners "
             f"({len(result.shifts)} of {result.nmapped - 1} shifts)", xlabel="mapped rank",
             ylabel="sum of the pairs' medians [MB/s, 10^6 B/s]",
@@ -373,8 +479,8 @@ class MapView:
             higher_is_better=True, subject="map", section="beff map")]
 
     def matrices(self, result: MapRecord) -> dict[str, np.ndarray]:
-        """The P x P matrices in MB/s and us, [sender, receiver] (NaN: not measured), for a
-        chart; empty above MATRIX_MAX mapped ranks (only the measured shifts are stored)."""
+        """The P x P matrices in MB/s and us, [sender, receiver] (NaN: not measured);
+        empty above MATRIX_MAX mapped ranks (only the measured shifts are stored)."""
         return {name: matrix * scale for name, (matrix, scale) in _matrices(result).items()}
 
 

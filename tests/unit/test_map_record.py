@@ -130,7 +130,9 @@ def test_views_name_the_slow_node_in_every_format() -> None:
     names = [name for name, _, _ in VIEW.figures(rec)]
     assert names == ["recv_MBps_median", "recv_MBps_min", "latency_us_median", "latency_us_max"]
     assert set(VIEW.matrices(rec)) == {"send_MBps", "recv_MBps", "latency_us"}
-    (chart,) = VIEW.charts(rec, record)
-    assert chart.id == "map/nodes" and chart.categories == tuple(rec.hosts)
+    charts = VIEW.charts(rec, record)
+    assert [c.id for c in charts] == ["map/recv_bw", "map/send_bw", "map/latency", "map/nodes"]
+    chart = charts[-1]  # the heatmaps: tests/unit/test_map_heatmap.py
+    assert chart.categories == tuple(rec.hosts)
     sent, got = chart.series
     assert np.isclose(sent.y[SLOW_SENDER], 150.0) and np.isclose(got.y[0], 2090.0)
