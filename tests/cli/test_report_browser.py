@@ -85,3 +85,36 @@ def test_the_report_renders_in_chromium_with_every_figure(tmp_path: Path) -> Non
     assert [f["id"] for f in laid_out] == expected and len(expected) == 15
     for f in laid_out:
         assert f["w"] > 400 and f["h"] > 250 and f["drawn"] > 20, f
+
+
+def test_a_map_page_draws_its_heatmaps_in_chromium(tmp_path: Path) -> None:
+    from beff.netmap.record import derive
+    from beff.results.model import RunRecord
+    from tests.unit.test_map_record import synthetic
+
+    rec = synthetic()  # hostC's sends at 50 MB/s, every other pair at 1 GB/s
+    derive(rec)
+    record = RunRecord(attrs={"suite": "map"}, results=[rec])
+    page = report.write([record], [tmp_path / "map.h5"], tmp_path / "map.html")
+    shot = tmp_path / "map.png"
+    r = headless(tmp_path, f"--screenshot={shot}", page.as_uri())
+    assert shot.is_file(), r.stderr[-2000:]
+    from matplotlib.image import imread
+
+    pixels = imread(shot)[..., :3]
+    dark = np.array([0x44, 0x01, 0x54]) / 255  # viridis' low end: hostC's row
+    assert (np.abs(pixels - dark).max(axis=2) < 0.06).sum() > 2000
+    red = np.array([0xD6, 0x27, 0x28]) / 255  # its outline
+    assert (np.abs(pixels - red).max(axis=2) < 0.1).sum() > 200
+
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"),
+                     encoding="utf-8")
+    r = headless(tmp_path, "--dump-dom", probe.as_uri())
+    found = re.search(r'data-probe="([^"]*)"', r.stdout)
+    assert found, r.stderr[-2000:]
+    laid_out = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    assert [f["id"] for f in laid_out] == ["map/recv_bw", "map/send_bw", "map/latency",
+                                           "map/nodes"]
+    for f in laid_out:
+        assert f["w"] > 400 and f["h"] > 300 and f["drawn"] > 20, f
