@@ -264,10 +264,11 @@ def _draw_heatmap(target: Any, ax: Any, figure: Figure) -> None:
     bar = target.colorbar(image, ax=ax, fraction=0.05, pad=0.02)
     bar.set_label(m.unit)
     bar.outline.set_visible(False)
-    if log:
+    if log:  # powers of ten labelled; 2 and 5 times them too where fewer than 3 are shown
         bar.ax.yaxis.set_major_formatter(FuncFormatter(number_label))
-        few = norm.vmax / norm.vmin < 10 ** 1.5
-        bar.ax.yaxis.set_minor_formatter(FuncFormatter(_two_five) if few else NullFormatter())
+        powers = np.floor(np.log10(norm.vmax)) - np.ceil(np.log10(norm.vmin)) + 1
+        bar.ax.yaxis.set_minor_formatter(FuncFormatter(_two_five) if powers < 3
+                                         else NullFormatter())
     for spine in ax.spines.values():
         spine.set_visible(False)
     _heat_ticks(ax, m)
@@ -275,7 +276,7 @@ def _draw_heatmap(target: Any, ax: Any, figure: Figure) -> None:
         for i, j in zip(*np.nonzero(~bad), strict=True):
             r, g, b, _ = cmap(norm(m.values[i, j]))
             ax.text(j, i, _cell_text(float(m.values[i, j])), ha="center", va="center",
-                    fontsize=7 if ncols <= 6 else 6,
+                    fontsize=8 if ncols <= 6 else 6,
                     color="white" if 0.299 * r + 0.587 * g + 0.114 * b < 0.55 else "black")
     boxes = [(-0.5, i - 0.5, ncols, 1) for i in m.marked_rows]
     boxes += [(j - 0.5, -0.5, 1, nrows) for j in m.marked_cols]
