@@ -180,11 +180,18 @@ def placement(ranks: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def program_name() -> str:
+    """How the user started beff: ``beff`` (also for ``python -m beff``, whose argv[0] is
+    beff's ``__main__.py``), else the script's name."""
+    name = os.path.basename(sys.argv[0])
+    return "beff" if name in ("__main__.py", "beff") else name
+
+
 def run_attrs(MPI: types.ModuleType, argv: list[str]) -> dict[str, Any]:
     """Root attributes of the result file gathered on rank 0."""
     return {
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "command_line": [os.path.basename(sys.argv[0])] + argv,
+        "command_line": [program_name()] + argv,
         "versions": collect_python(),
         "mpi": collect_mpi(MPI),
         "host": collect_host(),

@@ -38,6 +38,7 @@ def test_live_output_is_what_show_prints(tmp_path: Path, family: str, fmt: str) 
         doc = json.loads(live.stdout)
         assert list(doc) == ["schema_version", "units", "run", "ranks", "results"]
         assert doc["schema_version"] == 3 and doc["run"]["suite"] == family
+        assert doc["run"]["command_line"][0] == "beff"  # run as `python -m beff`
         assert doc["results"] and all(r["suite"] == family and r["key"]
                                       for r in doc["results"])
         assert len(doc["ranks"]) == 2
