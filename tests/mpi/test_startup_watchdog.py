@@ -30,9 +30,11 @@ from tests.mpirun import (
 pytestmark = pytest.mark.mpi
 STALL_S = 10
 TIMEOUT_S = 15
-# Wall limits are 4x the limit itself: the watchdog fired, not the tests' time-out (the
-# firing times measured on a quiet machine go in benchmarks and notes, not in asserts).
-WALL = 4
+# Wall limits are 5x the limit itself, so at least 4x what a quiet machine needs (the
+# --timeout tests end at 15.3-15.5 s there: the limit plus start-up): they tell that the
+# watchdog fired, not the tests' time-out, and assert no speed (the firing times measured
+# on a quiet machine go in benchmarks and notes).
+WALL = 5
 
 JOBS = {
     "imb": ["imb", "mpi1", "-msglog", "0:4", "-time", "0.2", "PingPong"],

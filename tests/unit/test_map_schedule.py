@@ -108,6 +108,8 @@ def test_the_documented_cost_at_ten_thousand_nodes() -> None:
 
 
 def test_cost_grows_with_shifts_and_pairs() -> None:
+    """The cost model's arithmetic (estimates from given bandwidth and latency; nothing is
+    timed here)."""
     small = schedule.estimate(100, 99, 5, 1 << 20, 8, 20, 10e9, 2e-6)
     big = schedule.estimate(10**4, 10**4 - 1, 5, 1 << 20, 8, 20, 10e9, 2e-6)
     assert big.pairs == 10**4 * (10**4 - 1)
