@@ -215,6 +215,21 @@ ABSENT: dict[str, tuple[str, ...]] = {
 IO_ONLY = ("--io-dir", "--keep-files", "--drop-cache", "--hint", "--hints")
 
 
+def refuse_foreign(argv: list[str], suite: Suite, component: str,
+                   allowed: tuple[str, ...] = ()) -> None:
+    """For a suite with options of its own (IMB-P2P, IMB-MT): reject the IMB-MPI1 flags in
+    ``argv`` that its IMB component does not have. beff's shared flags, the suite's own and
+    ``allowed`` are fine."""
+    shared = {f for rule in C.RULES.values() if rule.family == "common" for f in rule.flags}
+    imb = set(FLAGS) | set(SWITCHES) | set(REPEATED)
+    foreign = [t for t in argv if t.lower() in imb and t not in shared
+               and t.lower() not in allowed and suite.flag(t.lower()) is None]
+    if foreign:
+        raise UsageError(f"{foreign[0]} is not an option of {component} (see `beff list "
+                         f"{suite.name}`; its own: "
+                         + " ".join(f for o in suite.options for f in o.flags) + ")")
+
+
 def check_suite(suite: str, argv: list[str]) -> None:
     """Reject the IMB flags that ``suite``'s IMB component does not have."""
     for token in argv:

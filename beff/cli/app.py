@@ -331,12 +331,7 @@ def run(
     overrides.update(argv=sys.argv[1:])
     if memory_per_proc is not None:
         overrides["memory_per_proc"] = config.parse_size(memory_per_proc, "--memory-per-proc")
-    for key, value in overrides.items():  # the rules TOML values meet, before MPI starts
-        if key in config.RULES:
-            config.check_value(key, value, config.flag_of(key))
-    from beff import runner  # h5py, numpy: after the flags are checked
-
-    runner.run("beff", overrides)
+    O.run_checked("beff", overrides)
 
 
 @app.command("io")
@@ -414,12 +409,7 @@ def io_cmd(
         overrides["partitions"] = config.parse_int_list(partitions, "-N")
     flags = {"scheduled_time": "-T", "io_dir": "--dir", "partitions": "-N",
              "hints": "--hint", "hints_file": "--hints"}
-    for key, value in overrides.items():  # the rules TOML values meet, before MPI starts
-        if key in config.RULES:
-            config.check_value(key, value, flags.get(key, config.flag_of(key)))
-    from beff import runner  # h5py, numpy: after the flags are checked
-
-    runner.run("beffio", overrides)
+    O.run_checked("beffio", overrides, flags)
 
 
 app.command("map")(netmap.map_cmd)

@@ -57,7 +57,6 @@ def map_cmd(
 
     Only the options given here override the config file: defaults, then TOML, then flags.
     """
-    from beff.core import config
 
     mine = {"per_node": per_node, "all_ranks": all_ranks, "shifts": shifts, "seed": seed,
             "size": size, "window": window, "latency_size": latency_size, "rounds": rounds,
@@ -71,9 +70,4 @@ def map_cmd(
              "stall_timeout": stall_timeout}
     overrides: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
     overrides.update(argv=sys.argv[1:], options=opts)
-    for key, value in overrides.items():  # the rules TOML values meet, before MPI starts
-        if key in config.RULES:
-            config.check_value(key, value, config.flag_of(key))
-    from beff import runner  # h5py, numpy: after the flags are checked
-
-    runner.run("map", overrides)
+    O.run_checked("map", overrides)

@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 
+from beff.core import config
 from beff.core.config import RULES
 
 
@@ -29,3 +30,16 @@ def option(key: str, help: str | None = None, metavar: str | None = None) -> Any
 def given(values: dict[str, Any]) -> dict[str, Any]:
     """The options the user typed (typer gives None for the others)."""
     return {k: v for k, v in values.items() if v is not None}
+
+
+def run_checked(suite: str, overrides: dict[str, Any],
+                flags: dict[str, str] | None = None) -> None:
+    """Check every override by the rule TOML values meet (an error names the flag: ``flags``
+    maps keys to their spelling where it is not the rule's own), then run ``suite``. The
+    runner (h5py, numpy) is imported only after the flags are checked."""
+    for key, value in overrides.items():
+        if key in config.RULES:
+            config.check_value(key, value, (flags or {}).get(key, config.flag_of(key)))
+    from beff import runner
+
+    runner.run(suite, overrides)

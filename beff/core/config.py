@@ -473,15 +473,16 @@ def default_output() -> str:
     return time.strftime("beff-%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{secrets.token_hex(3)}.h5"
 
 
-def check_output_kind(path: str) -> None:
-    """``-o`` names a regular file or nothing yet (checked before MPI starts, and again by
-    rank 0)."""
+def check_output_kind(path: str, flag: str = "-o", example: str = "run.h5") -> None:
+    """An output (``-o`` by default) names a regular file or nothing yet (checked before MPI
+    starts, and again by rank 0)."""
     target = Path(path)
     if target.is_dir():
-        raise UsageError(f"-o {path}: is a directory; give a file name, e.g. {path}/run.h5")
+        raise UsageError(f"{flag} {path}: is a directory; give a file name, e.g. "
+                         f"{path}/{example}")
     if target.exists() and not target.is_file():
-        raise UsageError(f"-o {path}: not a regular file (a device, pipe or socket); give a "
-                         "file name")
+        raise UsageError(f"{flag} {path}: not a regular file (a device, pipe or socket); give "
+                         "a file name")
 
 
 def check_output_path(path: str, force: bool = False, config_file: str | None = None) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,9 +54,15 @@ class Option:
     lo: float | None = None
     hi: float | None = None
     choices: tuple[str, ...] = ()
+    # An option whose value has a syntax of its own (IMB-P2P's -iter max,numerator, IMB-MT's
+    # -count list): ``convert(value, where)`` checks it (UsageError naming ``where``) and
+    # returns its canonical value, instead of the kind's rule.
+    convert: Callable[[Any, str], Any] | None = None
 
     def check(self, value: Any, where: str) -> Any:
         """``value`` checked against this option's rule (UsageError naming ``where``)."""
+        if self.convert is not None:
+            return self.convert(value, where)
         from beff.core.config import Rule, check_rule
 
         return check_rule(Rule(self.key, self.kind, self.lo, self.hi, self.choices), value,

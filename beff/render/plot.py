@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from beff.core.config import check_output_kind
 from beff.core.errors import UsageError
 from beff.render import compare
 from beff.render.charts import BAR, HEATMAP, Figure, Matrix, Series
@@ -453,11 +454,7 @@ def check_output(path: str, flag: str, formats: Sequence[str] = ()) -> Path:
     if not path.strip():
         raise UsageError(f"{flag}: the file name is empty")
     target = Path(path)
-    if target.is_dir():
-        raise UsageError(f"{flag} {path}: is a directory; give a file name")
-    if target.exists() and not target.is_file():
-        raise UsageError(f"{flag} {path}: not a regular file (a device, pipe or socket); give "
-                         "a file name")
+    check_output_kind(path, flag, "figure" + formats[0] if formats else "report.html")
     if formats and target.suffix.lower() not in formats:
         raise UsageError(f"{flag} {path}: give a file ending in "
                          f"{', '.join(formats[:-1])} or {formats[-1]}")

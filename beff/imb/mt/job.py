@@ -31,7 +31,7 @@ from beff.bench.job import read_input_file
 from beff.bench.registry import BenchmarkSpec, resolve
 from beff.core import capi
 from beff.core import mpi as _mpi
-from beff.core.config import RULES, RunConfig, stall_limit
+from beff.core.config import RunConfig, stall_limit
 from beff.core.errors import UsageError
 from beff.core.progress import Bar
 from beff.core.suite import Suite
@@ -45,15 +45,6 @@ GENERIC = ("-thread_level", "-include", "-exclude", "-input")
 THREAD_NAMES = {0: "MPI_THREAD_SINGLE", 1: "MPI_THREAD_FUNNELED", 2: "MPI_THREAD_SERIALIZED",
                 3: "MPI_THREAD_MULTIPLE"}
 BARRIER_BYTES = 256  # room for a pthread_barrier_t (32 bytes on x86_64 glibc)
-
-
-def foreign_flags(argv: list[str], suite: Suite) -> list[str]:
-    """The IMB-MPI1 flags in ``argv`` that IMB-MT does not have (beff's own shared flags,
-    IMB's generic ones and the suite's own are fine)."""
-    shared = {f for rule in RULES.values() if rule.family == "common" for f in rule.flags}
-    imb = set(imb_args.FLAGS) | set(imb_args.SWITCHES) | set(imb_args.REPEATED)
-    return [t for t in argv if t.lower() in imb and t not in shared and t.lower() not in GENERIC
-            and suite.flag(t.lower()) is None]
 
 
 def thread_level_refusal(provided: int, names: dict[int, str] = THREAD_NAMES) -> str:
@@ -139,11 +130,7 @@ class MTJob:
         from beff.core import suite as suites
 
         suite = suites.get(self.suite)
-        foreign = foreign_flags(list(cfg.argv or [])[2:], suite)
-        if foreign:
-            raise UsageError(f"{foreign[0]} is not an option of IMB-MT (see `beff list mt`; "
-                             "its own: " + " ".join(f for o in suite.options for f in o.flags)
-                             + ")")
+        imb_args.refuse_foreign(list(cfg.argv or [])[2:], suite, "IMB-MT", GENERIC)
         if cfg.sources.get("thread_level", "default") != "default" and \
                 cfg.thread_level != "multiple":
             raise UsageError(f"IMB-MT runs under -thread_level multiple only (beff imb mt "

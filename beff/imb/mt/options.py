@@ -9,8 +9,6 @@ threads per rank; 0: from ``OMP_NUM_THREADS``, as IMB-MT's OpenMP reads it).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from beff.core.errors import UsageError
@@ -22,18 +20,6 @@ MAX_THREADS = 256
 TRUE = ("on", "yes", "true", "enable", "1")  # IMB's args_parser, any case of these
 FALSE = ("off", "no", "false", "disable", "0")
 TYPE_SIZES = {"int": 4, "char": 1}
-
-
-@dataclass(frozen=True)
-class Syntax(Option):
-    """An option whose value has IMB-MT's own syntax: ``convert(value, where)`` checks it
-    (UsageError naming ``where``) and returns its canonical value."""
-
-    convert: Callable[[Any, str], Any] | None = None
-
-    def check(self, value: Any, where: str) -> Any:
-        assert self.convert is not None
-        return self.convert(value, where)
 
 
 def check_count(value: Any, where: str) -> str:
@@ -94,7 +80,7 @@ def threads_from_env(env: dict[str, str] | None = None) -> tuple[int, str]:
 
 
 OPTIONS = (
-    Syntax("count", str, DEFAULT_COUNT, "element counts of the messages, comma-separated "
+    Option("count", str, DEFAULT_COUNT, "element counts of the messages, comma-separated "
            "(bytes = count x sizeof(-datatype) x threads, as IMB-MT prints them)",
            flags=("-count",), convert=check_count),
     Option("repeat", int, 1000, "timed iterations per count", flags=("-repeat",), lo=1,
@@ -110,7 +96,7 @@ OPTIONS = (
            choices=tuple(TYPE_SIZES)),
     Option("stride", int, 0, "distance of the partner rank (0: half the ranks)",
            flags=("-stride",), lo=0, hi=1 << 30),
-    Syntax("check", bool, False, "verify received data (as --check; MPI_INT only)",
+    Option("check", bool, False, "verify received data (as --check; MPI_INT only)",
            flags=("-check",), convert=check_switch),
     Option("malloc_align", int, 64, "alignment of each thread's buffers in bytes",
            flags=("-malloc_align",), lo=1, hi=1 << 21),

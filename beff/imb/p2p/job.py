@@ -29,8 +29,7 @@ from beff.bench.ctx import Ctx
 from beff.bench.registry import BenchmarkSpec, resolve
 from beff.core import capi
 from beff.core import mpi as _mpi
-from beff.core.config import RULES, RunConfig, stall_limit
-from beff.core.errors import UsageError
+from beff.core.config import RunConfig, stall_limit
 from beff.core.progress import Bar
 from beff.core.suite import Suite
 from beff.imb.p2p import kernels, partners
@@ -40,15 +39,6 @@ from beff.results.placement import annotate
 
 # IMB-P2P times SendRecv_Replace's loop right after its warm-up, without a barrier.
 NO_BARRIER_AFTER_WARM_UP = frozenset({"SendRecv_Replace"})
-
-
-def foreign_flags(argv: list[str], suite: Suite) -> list[str]:
-    """The IMB-MPI1 flags in ``argv`` that IMB-P2P does not have (beff's own shared flags and
-    the suite's own are fine)."""
-    shared = {f for rule in RULES.values() if rule.family == "common" for f in rule.flags}
-    imb = set(imb_args.FLAGS) | set(imb_args.SWITCHES) | set(imb_args.REPEATED)
-    return [t for t in argv if t.lower() in imb and t not in shared
-            and suite.flag(t.lower()) is None]
 
 
 class P2PJob:
@@ -70,11 +60,7 @@ class P2PJob:
         from beff.core import suite as suites
 
         suite = suites.get(self.suite)
-        foreign = foreign_flags(list(cfg.argv or [])[2:], suite)
-        if foreign:
-            raise UsageError(f"{foreign[0]} is not an option of IMB-P2P (see `beff list p2p`; "
-                             "its own: " + " ".join(f for o in suite.options for f in o.flags)
-                             + ")")
+        imb_args.refuse_foreign(list(cfg.argv or [])[2:], suite, "IMB-P2P")
         given = {key.split(".", 1)[1] for key, source in cfg.sources.items()
                  if key.startswith("options.") and source != "default"}
         sizes = message_sizes(cfg.options, given)

@@ -8,8 +8,6 @@ Values are stored as given in canonical form (``-iter 50`` is stored as ``"50,80
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from beff.core.config import MAX_MSGLOG, read_lines
@@ -23,18 +21,6 @@ MAX_ITER = 1 << 31
 TRUE = ("1", "on", "enable", "yes", "true")
 FALSE = ("0", "off", "disable", "no", "false")
 SUFFIXES = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-
-
-@dataclass(frozen=True)
-class Syntax(Option):
-    """An option whose value has IMB-P2P's own syntax: ``convert(value, where)`` checks it
-    (UsageError naming ``where``) and returns its canonical value."""
-
-    convert: Callable[[Any, str], Any] | None = None
-
-    def check(self, value: Any, where: str) -> Any:
-        assert self.convert is not None
-        return self.convert(value, where)
 
 
 def _positive(text: str, where: str, what: str) -> int:
@@ -166,18 +152,18 @@ def message_sizes(options: dict[str, Any], given: set[str]) -> list[int]:
 
 
 OPTIONS = (
-    Syntax("iter", str, DEFAULT_ITER, "repetitions = numerator MiB / size, at most max",
+    Option("iter", str, DEFAULT_ITER, "repetitions = numerator MiB / size, at most max",
            flags=("-iter",), convert=check_iter),
-    Syntax("msglog", str, DEFAULT_MSGLOG,
+    Option("msglog", str, DEFAULT_MSGLOG,
            "message lengths: n gives 0,1,2,4..2^n; k:n gives 2^k..2^n", flags=("-msglog",),
            convert=check_msglog),
-    Syntax("msglen", str, "", "file of message lengths, one per line (K, M, G suffixes)",
+    Option("msglen", str, "", "file of message lengths, one per line (K, M, G suffixes)",
            flags=("-msglen",), convert=check_path),
-    Syntax("msgsz", str, "", "message lengths (K, M, G suffixes), comma-separated",
+    Option("msgsz", str, "", "message lengths (K, M, G suffixes), comma-separated",
            flags=("-msgsz",), convert=check_msgsz),
-    Syntax("msgrd", bool, True, "read one byte per cache line of each message received "
+    Option("msgrd", bool, True, "read one byte per cache line of each message received "
            "(in the timed loop)", flags=("-msgrd",), convert=check_switch),
-    Syntax("msgwr", bool, True, "write one byte per cache line of each message before "
+    Option("msgwr", bool, True, "write one byte per cache line of each message before "
            "sending it (in the timed loop; off under --check)", flags=("-msgwr",),
            convert=check_switch),
     Option("pause", int, 100000, "microseconds of sleep before and after each size's "
