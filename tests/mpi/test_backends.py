@@ -40,6 +40,22 @@ def test_default_backend_is_compiled_and_its_first_compile_is_named(tmp_path: Pa
     notices = [ln for ln in err.splitlines() if "compiling the timed loops" in ln]
     assert len(notices) == 1 and str(cache) in notices[0], err
     assert list(cache.rglob("*.nbi")), "nothing was cached"
+    kept = {p.name.split("-")[0] for p in cache.rglob("objects/*.obj")}
+    assert {"beff.imb.mpi1.p2p.pingpong_loop", "beff.imb.mpi1.coll.collective_loop"} <= kept
+
+
+def test_kept_loops_load_without_compiling(tmp_path: Path) -> None:
+    """A second run with the same cache loads every loop's kept machine code: no notice,
+    nothing compiled, and the same kernels give sane times."""
+    env = {"BEFF_CACHE_DIR": str(tmp_path / "cache"), "BEFF_COMPILE_NOTICE_S": "0"}
+    _run(tmp_path, 2, "PingPong", "Allreduce", env=env)
+    (tmp_path / "r.h5").unlink()
+    err, path = _run(tmp_path, 2, "PingPong", "Allreduce", "--check", env=env)
+    assert "compiling the timed loops" not in err, err
+    record = load(path)
+    for m in record.measurements:
+        assert m.defects is not None and int(m.defects.sum()) == 0, m.benchmark
+        assert np.all(stats.summarize(m).t_avg > 0), m.benchmark
 
 
 @pytest.mark.parametrize("nprocs", [2, 3])
@@ -67,8 +83,10 @@ def test_without_numba_auto_falls_back_to_python(tmp_path: Path) -> None:
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("raise ImportError('numba hidden by the test')\n")
     root = Path(__file__).resolve().parents[2]
+    # an empty cache: loops kept from earlier runs load without numba
     stderr, path = _run(tmp_path, 2, "PingPong",
-                        env={"PYTHONPATH": f"{fake.parent}:{root}"})
+                        env={"PYTHONPATH": f"{fake.parent}:{root}",
+                             "BEFF_CACHE_DIR": str(tmp_path / "cache")})
     assert "compiled loops unavailable (ImportError: numba hidden by the test)" in stderr
     assert load(path).attrs["overhead"]["backend"] == "python"
 
@@ -79,6 +97,8 @@ def test_jit_backend_required_but_missing_fails(tmp_path: Path) -> None:
     (fake / "__init__.py").write_text("raise ImportError('numba hidden by the test')\n")
     root = Path(__file__).resolve().parents[2]
     r = mpirun(2, "imb", "mpi1", *QUICK, "--backend", "jit", "PingPong", "-o",
-               str(tmp_path / "x.h5"), env={"PYTHONPATH": f"{fake.parent}:{root}"}, timeout=120)
+               str(tmp_path / "x.h5"), env={"PYTHONPATH": f"{fake.parent}:{root}",
+                                            "BEFF_CACHE_DIR": str(tmp_path / "cache")},
+               timeout=120)
     assert r.returncode != 0
     assert "numba hidden by the test" in r.stderr
