@@ -17,7 +17,10 @@ Where the timer cannot be made (not Linux, no ``timer_create``), faulthandler en
 process itself after the stacks, with exit code 1.
 
 Several backstops may be armed at once (the job's ``--timeout``, the current step's guard);
-the earliest deadline counts. This module imports nothing of MPI.
+the earliest deadline counts. Arming restarts faulthandler's C thread and sets the timer
+(a syscall) only when that earliest deadline changes; the step guard, called once per
+message size, re-arms its backstop only now and then (:func:`beff.core.mpi.guard` says
+when). This module imports nothing of MPI.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ _timer: Any = None  # the timer_t, once made
 _settime: Any = None  # libc's timer_settime
 _itimerspec: Any = None  # its argument's ctypes type
 _tried = False
+_applied: float | None = None  # the earliest deadline the backstop is set to, if any
 
 
 def _make_timer() -> bool:
@@ -102,13 +106,19 @@ def _set_timer(seconds: float) -> None:
 
 
 def _apply() -> None:
+    """Set faulthandler and the timer to the earliest deadline (nothing if it is unchanged)."""
+    global _applied
+    earliest = min(_deadlines.values()) if _deadlines else None
+    if earliest == _applied:
+        return
+    _applied = earliest
     timer = _make_timer()
-    if not _deadlines:
+    if earliest is None:
         faulthandler.cancel_dump_traceback_later()
         if timer:
             _set_timer(0)
         return
-    delay = max(0.01, min(_deadlines.values()) - time.monotonic())
+    delay = max(0.01, earliest - time.monotonic())
     faulthandler.dump_traceback_later(delay, exit=not timer, file=STDERR_FD)
     if timer:
         _set_timer(delay + EXIT_DELAY_S)
@@ -117,9 +127,20 @@ def _apply() -> None:
 def arm(name: str, seconds: float) -> None:
     """Write the stacks in ``seconds`` and end the process (code 3) a moment later, unless
     :func:`disarm` ``name`` comes first; arming ``name`` again moves its deadline."""
+    arm_at(name, time.monotonic() + seconds)
+
+
+def arm_at(name: str, deadline: float) -> None:
+    """:func:`arm` ``name`` for a deadline on the :func:`time.monotonic` clock."""
     with _lock:
-        _deadlines[name] = time.monotonic() + seconds
+        _deadlines[name] = deadline
         _apply()
+
+
+def deadline(name: str) -> float | None:
+    """``name``'s deadline (:func:`time.monotonic` clock), None if it is not armed. Takes no
+    lock (one dictionary read): cheap enough to ask before each re-arm."""
+    return _deadlines.get(name)
 
 
 def disarm(name: str) -> None:

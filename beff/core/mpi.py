@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
+import math
 import os
 import signal
 import socket
@@ -353,8 +354,14 @@ def start_watchdog(seconds: float) -> threading.Timer:
     return timer
 
 
-_guard: threading.Timer | None = None
-_guarding: tuple[float, str] | None = None
+# The step guard (:func:`guard`): one watchdog thread per process, started on the first
+# guard, waits on _wake for the deadline; guard() only moves the deadline under its lock.
+BACKSTOP_SLACK_S = 1.0  # the guard's backstop may be armed up to this much later (see guard)
+_wake = threading.Condition(threading.Lock())
+_guarding: tuple[float, str] | None = None  # the current guard: seconds, what
+_deadline: float | None = None  # its deadline (time.monotonic), None when lifted
+_sleeps_to = math.inf  # what the watchdog thread waits for (inf: no deadline, or not started)
+_watcher: threading.Thread | None = None
 
 
 def guard(seconds: float | None, what: str) -> None:
@@ -363,22 +370,79 @@ def guard(seconds: float | None, what: str) -> None:
     Each call replaces the previous guard; ``seconds=None`` lifts it. A rank that waits for a
     stopped or hung rank sits in an MPI call forever: its guard fires, prints its stack and
     aborts the job, so no rank waits forever. The guard is a thread, which needs the
-    interpreter lock: a backstop ends the process BACKSTOP_S later without it (exit code 3).
+    interpreter lock: a backstop ends the process without it (exit code 3), BACKSTOP_S to
+    BACKSTOP_S + BACKSTOP_SLACK_S after the guard's deadline.
+
+    The benchmarks arm one per message size, so a guard costs about a microsecond: it makes
+    no thread, and no system call but for the backstop's re-arming now and then:
+
+    * one watchdog thread (a daemon, started on the first guard) sleeps until the deadline.
+      A guard only writes the new deadline; it wakes the thread only if that is earlier
+      than the one the thread sleeps to. A thread that wakes to a deadline moved later
+      sleeps again; at a passed deadline it fires (:func:`_fire`, with this guard's message).
+    * the backstop (:mod:`beff.core.backstop`, a syscall and a new faulthandler thread) is
+      armed for deadline + BACKSTOP_S + BACKSTOP_SLACK_S, and armed again only when the
+      armed one falls outside [deadline + BACKSTOP_S, deadline + BACKSTOP_S +
+      BACKSTOP_SLACK_S]: when the deadline moved more than BACKSTOP_SLACK_S later (about
+      once per BACKSTOP_SLACK_S of steady progress) or moved earlier (a shorter guard). So
+      the watchdog thread always has BACKSTOP_S to fire first, and a process whose threads
+      cannot run ends at most BACKSTOP_S + BACKSTOP_SLACK_S after the deadline. A lifted
+      guard disarms its backstop at once (the local work it makes room for may be long).
     """
-    global _guard, _guarding
-    if _guard is not None:
-        _guard.cancel()
-        _guard = None
-    _guarding = None if seconds is None else (seconds, what)
+    global _guarding, _deadline, _sleeps_to
     if seconds is None:
-        backstop.disarm("stall")
+        with _wake:  # the thread, if it sleeps to the old deadline, will find none
+            _guarding = _deadline = None
+        if backstop.deadline("stall") is not None:
+            backstop.disarm("stall")
         return
-    _guard = threading.Timer(seconds, _fire, (
-        f"{what} made no progress for {seconds:g} s (a stopped or hung rank? "
-        f"--stall-timeout sets this limit)",))
-    _guard.daemon = True
-    _guard.start()
-    backstop.arm("stall", seconds + BACKSTOP_S)
+    deadline = time.monotonic() + seconds
+    with _wake:
+        _guarding, _deadline = (seconds, what), deadline
+        if deadline < _sleeps_to:
+            if _watcher is None:
+                _start_watcher()
+            else:
+                _wake.notify()
+            _sleeps_to = deadline  # the thread is awake and sees it
+    armed = backstop.deadline("stall")
+    if armed is None or not deadline + BACKSTOP_S <= armed <= \
+            deadline + BACKSTOP_S + BACKSTOP_SLACK_S:
+        backstop.arm_at("stall", deadline + BACKSTOP_S + BACKSTOP_SLACK_S)
+
+
+def _start_watcher() -> None:
+    """Start the watchdog thread (under _wake)."""
+    global _watcher
+    _watcher = threading.Thread(target=_watch, daemon=True, name="beff-guard")
+    _watcher.start()
+
+
+def _watch() -> None:
+    """The watchdog thread: sleep to the deadline, fire if it has passed and is still set."""
+    global _deadline, _sleeps_to
+    while True:
+        with _wake:
+            while True:
+                if _deadline is None:
+                    _sleeps_to = math.inf
+                    _wake.wait()
+                    continue
+                left = _deadline - time.monotonic()
+                if left <= 0:
+                    break
+                _sleeps_to = _deadline
+                _wake.wait(left)
+            assert _guarding is not None
+            seconds, what = _guarding
+            _deadline = None  # fired: this guard fires once
+            _sleeps_to = math.inf
+        try:
+            _fire(f"{what} made no progress for {seconds:g} s (a stopped or hung rank? "
+                  f"--stall-timeout sets this limit)")
+        except Exception:  # noqa: BLE001 - reported as a thread's error; the thread stays
+            threading.excepthook(threading.ExceptHookArgs(
+                (*sys.exc_info(), threading.current_thread())))
 
 
 @contextlib.contextmanager

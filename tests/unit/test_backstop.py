@@ -89,18 +89,19 @@ def test_local_work_lifts_the_step_guard_and_arms_it_again_in_full() -> None:
     try:
         mpi.guard(300.0, "a step")
         with mpi.unguarded():
-            assert mpi._guard is None and "stall" not in backstop.armed()
+            assert mpi._deadline is None and "stall" not in backstop.armed()
             with mpi.unguarded():  # nested: still off
                 assert "stall" not in backstop.armed()
             assert "stall" not in backstop.armed()
-        assert mpi._guarding == (300.0, "a step") and mpi._guard is not None
-        assert 300.0 < backstop.armed()["stall"] <= 300.0 + mpi.BACKSTOP_S
+        assert mpi._guarding == (300.0, "a step") and mpi._deadline is not None
+        assert 300.0 + mpi.BACKSTOP_S - 1 < backstop.armed()["stall"] <= \
+            300.0 + mpi.BACKSTOP_S + mpi.BACKSTOP_SLACK_S
     finally:
         mpi.guard(None, "")
     assert "stall" not in backstop.armed()
     with mpi.unguarded():  # no guard: nothing to lift, nothing armed after
         pass
-    assert mpi._guard is None and "stall" not in backstop.armed()
+    assert mpi._deadline is None and "stall" not in backstop.armed()
 
 
 def test_beff_calls_no_object_reduction() -> None:
@@ -118,3 +119,27 @@ def test_beff_calls_no_object_reduction() -> None:
              for n, line in enumerate(path.read_text().splitlines(), 1)
              if calls.search(line.split("#")[0]) and '"""' not in line and "``" not in line]
     assert found == []
+
+
+def test_arming_a_later_backstop_than_the_earliest_leaves_faulthandler_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """faulthandler's thread is restarted only when the earliest deadline changes."""
+    import faulthandler
+
+    calls: list[float] = []
+    real = faulthandler.dump_traceback_later
+    monkeypatch.setattr(faulthandler, "dump_traceback_later",
+                        lambda timeout, **kw: (calls.append(timeout), real(timeout, **kw))[1])
+    try:
+        backstop.arm("test-early", 300.0)
+        backstop.arm("test-late", 600.0)  # not the earliest: nothing to restart
+        backstop.arm("test-late", 700.0)
+        assert len(calls) == 1 and 290 < calls[0] <= 300
+        backstop.arm("test-early", 200.0)  # the earliest moves: restarted
+        assert len(calls) == 2 and 190 < calls[1] <= 200
+        backstop.disarm("test-early")  # now the late one is the earliest
+        assert len(calls) == 3 and 690 < calls[2] <= 700
+    finally:
+        backstop.disarm("test-early")
+        backstop.disarm("test-late")
+    assert "test-late" not in backstop.armed()
