@@ -184,8 +184,9 @@ def method_loop(method: int, steps: I64Array2, sbuf: U8Array, rbuf: U8Array, buf
     cyclic buffers (8-byte aligned; back to 0 where the next message would not fit); the
     sender stamps the first and last byte with v1 and v2, and the receiver checks them inside
     the timed loop, as the original. Methods: 0 MPI_Sendrecv (MPI_Send or MPI_Recv where the
-    step has only one side), 1 MPI_Alltoallv, 2 MPI_Irecv + MPI_Isend, 3 MPI_Irecv + MPI_Send,
-    4 MPI_Isend + MPI_Recv; 1 to 4 end with MPI_Waitall.
+    step has only one side), 1 MPI_Alltoallv, 2 MPI_Irecv + MPI_Isend step by step (the
+    original's order), 3 all MPI_Irecv then MPI_Send, 4 MPI_Isend then MPI_Recv; 2 to 4 end
+    with MPI_Waitall.
     Returns (timed seconds, OR of the MPI error codes, next offset, failing step or -1, its
     offset).
     """
@@ -226,6 +227,19 @@ def method_loop(method: int, steps: I64Array2, sbuf: U8Array, rbuf: U8Array, buf
                     rdisp[steps[k, 1]] = offs[k]
             err |= C.Alltoallv(sa, scount.ctypes.data, sdisp.ctypes.data, dtype, ra,
                                rcount.ctypes.data, rdisp.ctypes.data, dtype, comm)
+        elif method == 2:
+            # the original's order: each step's Irecv, then its Isend
+            nreq = 0
+            for k in range(nsteps):
+                if steps[k, 1] >= 0:
+                    err |= C.Irecv(ra + offs[k], length, dtype, steps[k, 1], steps[k, 2],
+                                   comm, requests + nreq * hsize)
+                    nreq += 1
+                if steps[k, 0] >= 0:
+                    err |= C.Isend(sa + offs[k], length, dtype, steps[k, 0], steps[k, 2],
+                                   comm, requests + nreq * hsize)
+                    nreq += 1
+            err |= C.Waitall(nreq, requests, statuses)
         else:
             nreq = 0
             if method != 4:
@@ -239,7 +253,7 @@ def method_loop(method: int, steps: I64Array2, sbuf: U8Array, rbuf: U8Array, buf
                     if method == 3:
                         err |= C.Send(sa + offs[k], length, dtype, steps[k, 0], steps[k, 2],
                                       comm)
-                    else:
+                    else:  # 4: all Isends, then the Recvs
                         err |= C.Isend(sa + offs[k], length, dtype, steps[k, 0], steps[k, 2],
                                        comm, requests + nreq * hsize)
                         nreq += 1
