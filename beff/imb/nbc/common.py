@@ -3,8 +3,9 @@ and one declaration per collective from which both suites register their benchma
 
 An overlap benchmark (Ibcast, Bcast_persist, ...) runs, for every batch of n iterations:
 
-1. the **pure** pass: n times start the collective (the nonblocking call, or MPI_Start of a
-   persistent request) and wait for it; t_pure = the sum of the per-iteration times / n;
+1. two barriers, then the **pure** pass: n times start the collective (the nonblocking call,
+   or MPI_Start of a persistent request) and wait for it; t_pure = the sum of the
+   per-iteration times / n;
 2. the **calibration**: the CPU kernel (:mod:`beff.core.cpu`) is sized to take this rank's
    t_pure; the units it gets are stored with the size (``cpu_units``, ``cpu_units_per_s``);
 3. two barriers, then the **overlap** pass: n times start, run the CPU kernel, wait;
@@ -197,7 +198,10 @@ def overlap_run(ctx: Ctx, call: int, sb: BufferSet, rb: BufferSet, t: DType, cnt
         return seconds, comp
 
     def run(n: int) -> float | tuple[float, float, float]:
-        t_pure, _ = one_pass(n, -1, 0)
+        # Both passes start with N_BARR barriers, as IMB's (IMB_iallreduce_pure and the
+        # others): without them the first iteration of every batch but the first would
+        # absorb the ranks' skew from the Python between batches.
+        t_pure, _ = one_pass(n, -1, N_BARR)
         tally.runs.append(n)
         if not overlap:
             return t_pure
