@@ -123,10 +123,18 @@ class Table(rich_table.Table):
             right = 0 if index == len(self.columns) - 1 else right
         get_style = console.get_style
         cells = ([column.header] if self.show_header else []) + column._cells
-        texts = [_text(console, options, cell) for cell in cells]
+        texts: list[Cell] = []
         word = whole = 0
         others = []
-        for cell, text in zip(cells, texts, strict=True):
+        for cell in cells:
+            if (type(cell) is str and cell.isascii() and " " not in cell and "[" not in cell
+                    and ":" not in cell and cell.isprintable()):  # the usual: a figure
+                texts.append(cell)
+                whole = max(whole, len(cell))
+                word = max(word, len(cell))
+                continue
+            text = _text(console, options, cell)
+            texts.append(text)
             if text is None:
                 others.append(Padding(cell, (0, right, 0, left)) if left or right else cell)
                 continue
@@ -176,6 +184,7 @@ class Table(rich_table.Table):
         layouts = [_Layout(console, options, width, column, self._column(console, options, i))
                    for i, (width, column) in enumerate(zip(widths, self.columns, strict=True))]
         rows = len(layouts[0].cells) if layouts else 0
+        strings = list(zip(*(layout.strings() for layout in layouts), strict=True))
         for index in range(rows):
             first, last = index == 0, index == rows - 1
             header_row = first and show_header
@@ -191,7 +200,14 @@ class Table(rich_table.Table):
                     left = right = ""
             else:
                 left = right = vertical = ""
-            cells = [layout.lines(index, header_row, row_style) for layout in layouts]
+            plain = strings[index] if not (header_row or row_style or border_style) else ()
+            if plain and None not in plain:  # the usual row
+                yield Segment(left + vertical.join(cast("tuple[str, ...]", plain)) + right)
+                yield new_line
+                continue
+            cells = [layout.lines(index, header_row, row_style) if line is None else line
+                     for layout, line in zip(layouts, plain or [None] * len(layouts),
+                                             strict=True)]
             if not border_style and all(isinstance(cell, str) for cell in cells):
                 yield Segment(left + vertical.join(cast("list[str]", cells)) + right)
                 yield new_line
@@ -222,6 +238,28 @@ class _Layout:
         self.plain = (self.inner >= 1 and self.justify in ("left", "center", "right")
                       and self.overflow != "ignore" and not column.highlight)
         self.textual = self.inner >= 1 and not column.highlight
+
+    def strings(self) -> list[str | None]:
+        """Each cell's line where it is a string and the column has no style (None where it
+        is not), as :meth:`lines` makes it, quicker: most cells are short ASCII that fits."""
+        if not self.plain or self.style:
+            return [None] * len(self.texts)
+        inner, justify, body = self.inner, self.justify, self._body
+        pad_left, pad_right = self.pads
+        out: list[str | None] = []
+        for text in self.texts:
+            if type(text) is not str:
+                out.append(None)
+            elif (len(text) <= inner and text.isascii() and text[:1] != " "
+                    and text[-1:] != " "):
+                spare = inner - len(text)
+                before = spare if justify == "right" else (
+                    0 if justify == "left" else spare // 2)
+                out.append(f"{pad_left}{' ' * before}{text}{' ' * (spare - before)}{pad_right}")
+            else:
+                line = body(text)
+                out.append(None if line is None else pad_left + line + pad_right)
+        return out
 
     def lines(self, index: int, header_row: bool,
               row_style: Style) -> str | list[list[Segment]]:
