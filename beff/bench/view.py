@@ -9,16 +9,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from rich import box
 from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+from rich.text import Span, Text
 
 from beff import __version__
 from beff.bench.charts import measurement_charts
 from beff.render.charts import Chart
 from beff.render.common import _clean
+from beff.render.tables import Table
 from beff.results import columns, printed, stats, warnings
 from beff.results.model import FAILED, OK, OUT_OF_MEM, TIME_OUT, Measurement, RunRecord
 from beff.results.placement import placement_groups, placement_label
@@ -230,7 +229,13 @@ def imb_block(m: Measurement) -> str:
 
 # ----------------------------------------------------------------------------- rich
 def _fmt(x: float, digits: int = 2) -> str:
-    return "-" if not np.isfinite(x) else f"{x:,.{digits}f}"
+    return "-" if not math.isfinite(x) else f"{x:,.{digits}f}"
+
+
+def _styled(text: str, style: str) -> Text:
+    """``text`` in ``style``, as the markup ``[style]text[/style]`` gives it (no markup to
+    parse when the table prints)."""
+    return Text(text, spans=[Span(0, len(text), style)])
 
 
 def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Table:
@@ -272,35 +277,36 @@ def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Tab
     if m.checked:
         table.add_column("defects", justify="right")
     values = columns.values(m, cols)
+    nan = [math.nan] * len(m.sizes)
+    shown = [(col.integer if col else False, col.digits if col else 2,
+              values[cid].tolist() if cid in values else nan)
+             for cid in cols for col in [columns.lookup(cid)]]  # floats: quicker than numpy's
+    low, high, t, cvs = sure.low.tolist(), sure.high.tolist(), t_avg.tolist(), sure.cv.tolist()
     for i in range(len(m.sizes)):
         status = m.status[i]
         if status not in SHOWN:
             continue
         if status != OK:
-            row = [f"{int(m.sizes[i]):,}"] if "bytes" in cols else []
+            row: list[str | Text] = [f"{int(m.sizes[i]):,}"] if "bytes" in cols else []
             reason = f": {m.attrs.get('failure', '')}" if status == FAILED else ""
-            row.append(f"[red]{status}{escape(reason)}[/red]")
+            row.append(_styled(f"{status}{reason}", "red"))
             table.add_row(*row)
             continue
-        row = []
-        for cid in cols:
-            col = columns.lookup(cid)
-            v = values[cid][i] if cid in values else math.nan
-            row.append(f"{int(v):,}" if col and col.integer and np.isfinite(v)
-                       else _fmt(v, col.digits if col else 2))
-        row.append(_relative(sure.low[i], sure.high[i], t_avg[i]))
-        cv = _fmt(sure.cv[i] * 100, 1) + "%" if np.isfinite(sure.cv[i]) else "-"
-        row.append(f"[yellow]{cv} ![/yellow]" if sure.stable[i] is False else cv)
+        row = [f"{int(v[i]):,}" if integer and math.isfinite(v[i]) else _fmt(v[i], digits)
+               for integer, digits, v in shown]
+        row.append(_relative(low[i], high[i], t[i]))
+        cv = _fmt(cvs[i] * 100, 1) + "%" if math.isfinite(cvs[i]) else "-"
+        row.append(_styled(f"{cv} !", "yellow") if sure.stable[i] is False else cv)
         if m.checked and m.defects is not None:
             d = int(m.defects[i])
-            row.append(f"[red]{d}[/red]" if d else "0")
+            row.append(_styled(str(d), "red") if d else "0")
         table.add_row(*row)
     return table
 
 
 def _relative(low: float, high: float, t: float) -> str:
     """An interval relative to its figure: "-2.1/+3.4%" ("-" where there is none)."""
-    if not (np.isfinite(low) and np.isfinite(t) and t > 0):
+    if not (math.isfinite(low) and math.isfinite(t) and t > 0):
         return "-"
     return f"{(low / t - 1) * 100:+.1f}/{(high / t - 1) * 100:+.1f}%".replace("-", "−")
 

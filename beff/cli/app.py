@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from beff import __version__
 from beff.cli import netmap
 from beff.cli import options as O
 from beff.core import terminal
 from beff.core.errors import UsageError
+from beff.render.tables import Table
 
 if TYPE_CHECKING:
     from beff.results.model import RunRecord

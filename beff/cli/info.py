@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import types
 
-from rich.table import Table
-
 from beff.core import capi, terminal
 from beff.core.metadata import collect_mpi, collect_python, collect_rank, placement
+from beff.render.tables import Table
 
 
 def run_info(MPI: types.ModuleType, _: object) -> None:

@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 from rich import box
 from rich.console import Console
-from rich.table import Table
 
 from beff.effbw.record import MB, BeffRecord, BeffSummary, summarize
 from beff.patterns import memory_mib, reduce_beff
 from beff.render.charts import BAR, Chart, Series
+from beff.render.tables import Table
 from beff.results.model import RunRecord, StoredSummary
 
 

@@ -7,13 +7,13 @@ from typing import Any
 
 import numpy as np
 from rich.console import Console
-from rich.table import Table
 
 from beff.bench.view import ImbView, io_header
 from beff.io import plan
 from beff.io.record import BeffIORecord, BeffIOSummary, PartitionFigures, summarize
 from beff.io.reduce import ACCESSES, TYPES
 from beff.render.charts import Chart, Series
+from beff.render.tables import Table
 from beff.results.model import RunRecord, StoredSummary
 
 MIB = 1 << 20

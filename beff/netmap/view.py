@@ -11,12 +11,12 @@ from typing import Any
 import numpy as np
 from rich import box
 from rich.console import Console
-from rich.table import Table
 
 from beff.netmap.options import size_text
 from beff.netmap.outliers import ACROSS, BANDWIDTH, LATENCY, WITHIN, Finding
 from beff.netmap.record import MATRIX_MAX, MapRecord, Pairs, pairs
 from beff.render.charts import BAR, HEATMAP, Chart, Matrix, Series
+from beff.render.tables import Table
 from beff.results.model import RunRecord
 
 MB = 1e6

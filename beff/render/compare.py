@@ -20,10 +20,11 @@ from typing import Any
 import numpy as np
 from rich import box
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
 from beff.core import suite as suites
 from beff.render.common import _clean
+from beff.render.tables import Table
 from beff.render.view import view_of
 from beff.results import stats
 from beff.results.model import OK, RunRecord
@@ -266,11 +267,10 @@ def print_report(c: Comparison, console: Console) -> None:
                        if ok is False)
         style = {SLOWER: "red", FASTER: "green"}.get(r.verdict)
         shown = r.verdict if r.samples else "no samples"  # an imported text: ratio only
-        verdict = f"[{style}]{shown}[/{style}]" if style else f"[dim]{shown}[/dim]"
+        called = Text.assemble((shown, style or "dim"), mark)  # no markup to read
         name = f"{r.benchmark} ({r.mode})" if r.mode else r.benchmark
         t.add_row(name, str(r.nprocs), f"{r.nbytes:,}", f"{r.a_us:.2f}", f"{r.b_us:.2f}",
-                  f"{r.ratio:.3f}", _ci(r.ratio_low, r.ratio_high), _p(r.p_holm),
-                  verdict + mark)
+                  f"{r.ratio:.3f}", _ci(r.ratio_low, r.ratio_high), _p(r.p_holm), called)
     console.print(t)
     n = c.counts()
     console.print(f"B is slower at {n[SLOWER]}, faster at {n[FASTER]} and not significantly "
