@@ -62,7 +62,7 @@ What it does:
    tools' min..max ranges over the rounds overlap, i.e. the difference is within the noise).
 
 With ``--wall`` it times each whole ``mpiexec`` command instead and prints the median wall
-time of each tool and their ratio (target: beff <= 1.2 x IMB).
+time of each tool and their ratio (target: beff <= 1.15 x IMB).
 
 Numbers from a small or shared machine are noisy: look at the spreads and the load column,
 and raise ``--rounds`` when they are wide. Do not set progress-throttling variables
@@ -122,7 +122,7 @@ IO_TARGET_DIFF_US = 1.0
 TARGET_RATIO = (0.95, 1.05)
 TARGET_DIFF_US = 0.1
 LARGE = 65536
-TARGET_WALL_RATIO = 1.2
+TARGET_WALL_RATIO = 1.15
 TARGET_CPU_RATIO = (0.9, 1.1)
 TARGET_OVERLAP_PP = 10.0
 NO_SIZE = -1  # key of benchmarks without a message size (Barrier)

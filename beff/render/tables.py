@@ -39,6 +39,21 @@ if TYPE_CHECKING:
 
 __all__ = ["Table"]
 
+
+def _tested_rich() -> bool:
+    """Whether the installed rich is of the major version whose internals this module was
+    checked against (``tests/unit/test_tables.py``); any other prints by rich's own code."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("rich").split(".")[0] == TESTED_RICH_MAJOR
+    except PackageNotFoundError:
+        return False
+
+
+TESTED_RICH_MAJOR = "15"
+FAST = _tested_rich()
+
 Cell = str | Text | None  # a plain one-line string, another text, or a renderable for rich
 
 
@@ -106,8 +121,9 @@ class Table(rich_table.Table):
 
     def _fast(self) -> bool:
         """Whether this module lays the rows out (else rich's own code)."""
-        return not (self.padding[0] or self.padding[2] or self.show_footer or self.show_lines
-                    or self.leading or any(row.end_section for row in self.rows))
+        return FAST and not (self.padding[0] or self.padding[2] or self.show_footer
+                             or self.show_lines or self.leading
+                             or any(row.end_section for row in self.rows))
 
     def _column(self, console: Console, options: ConsoleOptions, index: int) -> _Column:
         """A column's cells, read once for its measures and its rows."""
