@@ -11,6 +11,7 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.text import Span, Text
 
 from beff import __version__
@@ -249,7 +250,7 @@ def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Tab
     if m.idle:
         title += f" ({m.idle} idle)"
     if m.attrs.get("page_cache") == "cached":
-        title += " [cached: read from the page cache of the node that wrote the file]"
+        title += escape(" [cached: read from the page cache of the node that wrote the file]")
     caption = [placement_label(m, ranks or [])]
     scale = " × 0.5 (half round trip)" if m.time_scale == 0.5 else ""
     if "overlap" in m.columns:

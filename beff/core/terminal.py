@@ -144,8 +144,44 @@ def is_terminal(fd: int) -> bool:
     return stream.isatty()
 
 
+# A file or a pipe gets tables at their full width (rich would squeeze them into 80 columns
+# and cut the figures): no beff table is wider.
+FILE_WIDTH = 240
+
+
+def terminal_width(fd: int) -> int | None:
+    """Columns of the terminal that output on ``fd`` reaches: this process's own, else its
+    launcher's (mpiexec passes output through a pipe, where rich would assume 80); None
+    where neither says (rich then reads COLUMNS, or assumes 80)."""
+    if "COLUMNS" in os.environ:
+        return None
+    try:
+        return os.get_terminal_size(fd).columns
+    except OSError:
+        pass
+    found = launcher()
+    if found is None or found[1] == "slurmstepd":
+        return None
+    try:
+        target = os.readlink(f"/proc/{found[0]}/fd/{fd}")
+        if not target.startswith(("/dev/pts/", "/dev/tty")):
+            return None
+        tty = os.open(target, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        return os.get_terminal_size(tty).columns or None
+    except OSError:
+        return None
+    finally:
+        os.close(tty)
+
+
 def console(stderr: bool = False, force: bool | None = None) -> Console:
-    """A rich console that colours only for a terminal and never wraps a line of data."""
-    terminal = is_terminal(2 if stderr else 1) if force is None else force
+    """A rich console that colours only for a terminal and never wraps a line of data: as
+    wide as the terminal, or :data:`FILE_WIDTH` for a file or a pipe."""
+    fd = 2 if stderr else 1
+    terminal = is_terminal(fd) if force is None else force
+    width = terminal_width(fd) if terminal else FILE_WIDTH
     return Console(stderr=stderr, highlight=False, soft_wrap=True, force_terminal=terminal,
-                   no_color=not terminal)
+                   no_color=not terminal, width=width)

@@ -17,7 +17,8 @@ import pytest
 
 from tests.mpirun import on_a_pty
 
-GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden-schema-v2-imb.h5"
+DATA = Path(__file__).resolve().parents[1] / "data"
+GOLDEN = DATA / "golden-schema-v2-imb.h5"
 
 # A stand-in launcher (prterun, mpiexec, srun or slurmstepd): names itself, optionally listens
 # on a TCP port (as srun does on SLURM_SRUN_COMM_PORT) and starts a command with stdout and
@@ -151,3 +152,18 @@ def test_under_srun_elsewhere_only_a_pty_of_srun_pty_counts(tmp_path: Path) -> N
     assert _probe_under_slurm(tmp_path, "tty", False, "pty", "pipe") == [False, False, False]
     assert _probe_under_slurm(tmp_path, "tty", False, "pty", "pty",
                               pty_port=True) == [True, True, False]
+
+
+def test_a_file_gets_tables_at_full_width(tmp_path: Path) -> None:
+    """Redirected output is not squeezed into 80 columns (rich's guess), which cut figures
+    short with an ellipsis."""
+    out = tmp_path / "out.txt"
+    env = {k: v for k, v in _env().items() if k != "COLUMNS"}
+    with out.open("wb") as fh:
+        # b_eff_io's tables are wider than 80 columns
+        assert subprocess.run([sys.executable, "-m", "beff", "show",
+                               str(DATA / "golden-schema-v3-beffio.h5")], stdout=fh, env=env,
+                              timeout=120).returncode == 0
+    lines = out.read_text().splitlines()
+    assert max(len(ln.rstrip()) for ln in lines if "│" in ln or "─" in ln) > 80
+    assert not any("…" in ln for ln in lines), "\n".join(ln for ln in lines if "…" in ln)
