@@ -1,5 +1,44 @@
-"""The ``beff`` command line: the typer app (``beff.cli.app``) and ``beff info``."""
+"""The ``beff`` command line: the typer app (``beff.cli.app``), ``beff imb`` (``beff.cli.imb``,
+IMB's flags, without typer) and ``beff info``."""
 
-from beff.cli.app import app, main
+from __future__ import annotations
 
-__all__ = ["app", "main"]
+import sys
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The ``beff`` command. Every usage error, typer's own parse errors included, ends as
+    one ``beff: error:`` line printed once (by rank 0 under mpiexec) and exit code 2."""
+    from beff.core import runtime
+    from beff.core.errors import UsageError
+
+    for stream in (sys.stdout, sys.stderr):  # PYTHONIOENCODING=ascii: "µs" must not crash
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in ("-list", "-help"):  # IMB users' habits
+        args = ["list"] if args[0] == "-list" else ["--help"]
+    try:
+        if args and args[0] == "imb":
+            from beff.cli.imb import imb_main
+
+            imb_main(args[1:])
+            return
+        from beff.cli.app import run_app
+
+        result = run_app(args)
+    except UsageError as exc:
+        runtime.usage_exit(str(exc))
+    except Exception as exc:
+        format_message = getattr(exc, "format_message", None)
+        if getattr(exc, "exit_code", None) != 2 or format_message is None:
+            raise
+        message = " ".join(str(format_message()).split())
+        where = args[0] if args and "No such command" not in message else ""
+        runtime.usage_exit(f"{message} (see `beff {where + ' ' if where else ''}--help`)")
+    if isinstance(result, int) and result:
+        sys.exit(result)
+
+
+__all__ = ["main"]

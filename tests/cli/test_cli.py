@@ -51,6 +51,16 @@ def test_help_version_and_bad_flags_import_nothing_heavy(args: list[str],
     assert loaded == str(sorted(allowed)), proc.stderr
 
 
+@pytest.mark.parametrize("args", [["imb", "mpi1", "-time", "nope"], ["imb", "--help"]])
+def test_beff_imb_does_without_typer(args: list[str]) -> None:
+    """``beff imb`` takes IMB's flags: its start (every IMB run's) skips typer's app."""
+    code = ("import sys\nfrom beff.cli import main\ntry:\n    main(sys.argv[1:])\n"
+            "except SystemExit:\n    pass\nprint('typer' in sys.modules, file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.stderr.strip().splitlines()[-1] == "False", proc.stderr
+
+
 def test_describe_says_what_is_timed() -> None:
     r = beff("describe", "pingpong")
     assert r.returncode == 0

@@ -71,7 +71,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str],
 def test_without_matplotlib_one_line_names_the_extra(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    from beff.cli.app import main
+    from beff.cli import main
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
