@@ -25,8 +25,10 @@ then it runs, ALTERNATELY (beff, b_eff, beff, b_eff, ...) ``--rounds`` times eac
 and reads from each the numbers of b_eff's summary table: b_eff, the ring-only latency
 (P / geometric mean of the ring patterns' bandwidth at 1 byte, in microseconds), the
 ping-pong latency (half a 1-byte round trip) and the b_eff at Lmax. It prints the median of
-each over the rounds, the ratio beff / b_eff and the verdict: both latencies within 10 %
-(the core v2 target); the bandwidths are shown for information.
+each over the rounds, the ratio beff / b_eff and the verdict: within 5 %. Then b_eff(L) at
+every message length: beff's from its file, the original's from its b_eff.prot, read by
+``beff import``'s reader; again medians, ratios and verdicts (5 %). ``--keep DIR`` keeps each
+round's files (the .prot, .sum and .h5) for a closer look.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import shutil
 import statistics
 import sys
 import tempfile
@@ -43,12 +46,12 @@ from _tools import find_tool, run, wait_for_load  # benchmarks/ is on sys.path a
 
 # (label, key in beff's summary, column of b_eff.sum's "accumulated" line, has a target)
 FIGURES = (
-    ("b_eff [MB/s]", "b_eff_MBps", 1, False),
-    ("b_eff at Lmax [MB/s]", "b_eff_lmax_MBps", 3, False),
+    ("b_eff [MB/s]", "b_eff_MBps", 1, True),
+    ("b_eff at Lmax [MB/s]", "b_eff_lmax_MBps", 3, True),
     ("ring latency [us]", "latency_ring_us", 6, True),
     ("ping-pong latency [us]", "pingpong_latency_us", 7, True),
 )
-TARGET = 0.10
+TARGET = 0.05  # every figure, and b_eff(L) at every length
 
 
 def parse_sum(path: Path) -> dict[str, float]:
@@ -72,6 +75,27 @@ def read_beff(path: Path) -> dict[str, float]:
     return {key: float(summary[key]) for _, key, _, _ in FIGURES}
 
 
+def lengths_beff(path: Path) -> dict[int, float]:
+    """b_eff(L) per message length (accumulated MB/s) of a beff result file."""
+    from beff.effbw.view import beff_summary
+    from beff.results.archive import load
+
+    summary = beff_summary(load(path)) or {}
+    return {int(r["bytes"]): float(r["b_eff_MBps"]) for r in summary.get("per_length", [])}
+
+
+def lengths_c(workdir: Path) -> dict[int, float]:
+    """b_eff(L) per length of the original's run, from its b_eff.prot (read by beff import)."""
+    from beff.effbw.importer import parse
+    from beff.effbw.view import beff_summary
+
+    prot = workdir / "b_eff.prot"
+    if not prot.is_file():
+        return {}
+    summary = beff_summary(parse(prot.read_text(errors="replace"), prot)) or {}
+    return {int(r["bytes"]): float(r["b_eff_MBps"]) for r in summary.get("per_length", [])}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("b_eff", type=Path, help="path of a b_eff binary you built")
@@ -86,6 +110,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="wait before a round while the 1-minute load is above (default 1.5)")
     parser.add_argument("--load-wait", type=float, default=600.0,
                         help="wait at most this many seconds per round for the load")
+    parser.add_argument("--keep", type=Path,
+                        help="keep each round's outputs here (round-K/beff.h5, round-K/b_eff.*)")
     args = parser.parse_args(argv)
     binary = args.b_eff.resolve()
     if not (binary.is_file() and os.access(binary, os.X_OK)):
@@ -93,6 +119,8 @@ def main(argv: list[str] | None = None) -> None:
     launch = [find_tool("mpiexec", "compare_figures"), "-n", str(args.np)]
     beff_runs: list[dict[str, float]] = []
     c_runs: list[dict[str, float]] = []
+    beff_lengths: list[dict[int, float]] = []
+    c_lengths: list[dict[int, float]] = []
     with tempfile.TemporaryDirectory(prefix="beff-compare-beff-") as tmp:
         out = Path(tmp) / "beff.h5"
         beff_cmd = [*launch, sys.executable, "-m", "beff", "run", "--memory-per-proc",
@@ -110,6 +138,14 @@ def main(argv: list[str] | None = None) -> None:
             _, wall_c, foreign_c = run(c_cmd)
             os.chdir(tmp)
             c_runs.append(parse_sum(cwd / "b_eff.sum"))
+            beff_lengths.append(lengths_beff(out))
+            c_lengths.append(lengths_c(cwd))
+            if args.keep is not None:
+                kept = args.keep / f"round-{r + 1}"
+                kept.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(out, kept / "beff.h5")
+                for f in cwd.glob("b_eff.*"):
+                    shutil.copy2(f, kept / f.name)
             print(f"round {r + 1}/{args.rounds}: load {load:.2f}, wall {wall_b:.1f}/{wall_c:.1f} s,"
                   f" foreign CPU {foreign_b:.2f}/{foreign_c:.2f} cores", file=sys.stderr,
                   flush=True)
@@ -131,7 +167,24 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{label:<24} {mb:>10.3f} {mc:>10.3f} {ratio:>6.2f}   "
               f"{f'{min(vb):.3f}..{max(vb):.3f}':>19} {f'{min(vc):.3f}..{max(vc):.3f}':>19}  "
               f"{verdict}")
+    common = sorted(set.intersection(*(set(d) for d in beff_lengths + c_lengths))) \
+        if beff_lengths and c_lengths else []
+    if common:
+        print()
+        head = (f"{'b_eff(L) [MB/s]':>16} {'beff':>10} {'b_eff':>10} {'ratio':>6}   "
+                f"{'beff range':>21} {'b_eff range':>21}  target")
+        print(head)
+        print("-" * len(head))
+        for L in common:
+            vb = [d[L] for d in beff_lengths]
+            vc = [d[L] for d in c_lengths]
+            mb, mc = statistics.median(vb), statistics.median(vc)
+            ratio = mb / mc if mc else float("inf")
+            print(f"{L:>14} B {mb:>10.2f} {mc:>10.2f} {ratio:>6.2f}   "
+                  f"{f'{min(vb):.2f}..{max(vb):.2f}':>21} {f'{min(vc):.2f}..{max(vc):.2f}':>21}"
+                  f"  {'ok' if abs(ratio - 1) <= TARGET else 'MISSED'}")
 
 
 if __name__ == "__main__":
     main()
+

@@ -189,7 +189,8 @@ def parse_prot(text: str) -> tuple[Head, np.ndarray, int]:
 def derived(h: Head, minbw: np.ndarray, nprocs: int) -> dict[str, Any]:
     """beff's reduction of the .prot's values: BeffSummary's keys (empty when the patterns
     are not b_eff 3.6's at this process count)."""
-    patterns = build_patterns(nprocs, seed=0)  # random rings' scales do not depend on it
+    # random rings' scales do not depend on the seed; SHORT mode has 6 of them, not 30
+    patterns = build_patterns(nprocs, max(1, h.labels.count("random-cyc-1dim")), seed=0)
     if list(patterns.labels) != h.labels or minbw.shape[2] != len(patterns):
         return {}
     b = pattern_bandwidth(np.where(np.isfinite(minbw), minbw, 0.0), patterns.scales())
