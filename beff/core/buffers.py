@@ -49,6 +49,21 @@ def malloc_like(nbytes: int, fill: int = 0) -> np.ndarray:
     return buf
 
 
+def untouched(nbytes: int) -> np.ndarray:
+    """Zeroed memory that no one has touched yet, as b_eff 3.6 gets its two buffers from
+    malloc and leaves them: large ones are anonymous mappings whose pages come into being
+    when the benchmark first writes them (or the MPI library copies into them).
+
+    beff used to fill its b_eff buffers at allocation; with every page faulted in
+    beforehand, MPICH's kernel-assisted copies (8 KiB and up) ran 4-10 % faster than the
+    original's, which made b_eff read high at the large lengths (share/docs/beff.md).
+    """
+    if nbytes >= MMAP_THRESHOLD:
+        mm = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        return np.frombuffer(mm, dtype=np.uint8)
+    return np.zeros(nbytes, dtype=np.uint8)
+
+
 def off_cache_slots(nbytes: int, cache_bytes: int, line: int, n0: int) -> tuple[int, int]:
     """(slot stride, slot count) for ``-off_cache``, as IMB 2021 computes them.
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from beff.core.buffers import HUGEPAGE, BufferSet, aligned, off_cache_slots
+from beff.core.buffers import HUGEPAGE, BufferSet, aligned, off_cache_slots, untouched
 
 
 def test_small_buffers_are_cache_line_aligned_and_filled() -> None:
@@ -42,3 +42,20 @@ def test_imb_buffers_below_the_mmap_threshold_start_on_a_cache_line() -> None:
         assert all(s.address % 64 == 0 and (s[0] == 5).all() for s in sets)
     big = BufferSet(1 << 20)  # mapped as malloc would: page-aligned, no hugepage advice
     assert big.address % 4096 == 0
+
+
+def _resident_kib() -> int:
+    with open("/proc/self/status", encoding="ascii") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("VmRSS:"))
+
+
+def test_b_eff_buffers_stay_untouched_until_written() -> None:
+    """As the original's malloc leaves them: zero, and no page resident before a write."""
+    before = _resident_kib()
+    buf = untouched(64 << 20)
+    assert _resident_kib() - before < 8 << 10  # far below the 64 MiB a fill would fault in
+    assert buf.size == 64 << 20 and buf.flags.c_contiguous and buf.dtype == np.uint8
+    assert not buf[:: 1 << 20].any()
+    buf[:] = 1
+    assert _resident_kib() - before > 56 << 10  # writing brings the pages in
+    assert not untouched(100).any()
