@@ -212,8 +212,10 @@ class Driver:
         n_sizes = len(sizes_for(self.current, self.cfg)) if self.current else 1
         _mpi.guard(stall_limit(self.cfg, self.cfg.time) * (n_sizes + 1),
                    "waiting for the other ranks' benchmark")
+        delay = IDLE_POLL / 256  # short at first: the others are often about to arrive
         while not req.Test():
-            time.sleep(IDLE_POLL)
+            time.sleep(delay)
+            delay = min(IDLE_POLL, 2 * delay)
         # Until the next size arms its own: the steps between benchmarks are guarded too.
         _mpi.guard(stall_limit(self.cfg, self.cfg.time), "the steps between benchmarks")
 

@@ -292,37 +292,37 @@ def caller(address: int, params: Sequence[str], results: list[str], is_tuple: bo
     """A Python callable for the wrapper at ``address``, taking and returning what the loop
     does (numbers and numpy arrays; arrays are checked as numba checked them)."""
     kinds = arg_kinds(params, handle_bytes)
+    n_float, n_int = results.count("float"), results.count("int")
+    floats = ctypes.c_double * max(1, n_float)
+    ints = ctypes.c_int64 * (n_int + 1)
     argtypes: list[Any] = []
     for kind, _, dims in kinds:
         if kind == "a":
             argtypes += [ctypes.c_void_p] + [ctypes.c_ssize_t] * dims
         else:
             argtypes.append(ctypes.c_int64 if kind == "i" else ctypes.c_double)
-    argtypes += [ctypes.c_void_p, ctypes.c_void_p]
+    argtypes += [ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int64)]
     fn = ctypes.CFUNCTYPE(ctypes.c_int32, *argtypes)(address)
-    n_float, n_int = results.count("float"), results.count("int")
     order = [(kind == "float", results[:j].count(kind)) for j, kind in enumerate(results)]
+    arrays = [(k, dtype, dims) for k, (kind, dtype, dims) in enumerate(kinds) if kind == "a"]
+    nargs = len(kinds)
 
     def call(*args: Any) -> Any:
-        if len(args) != len(kinds):
-            raise TypeError(f"{name}() takes {len(kinds)} arguments, {len(args)} given")
-        cargs: list[Any] = []
-        for (kind, dtype, dims), a in zip(kinds, args, strict=True):
-            if kind == "a":
-                if not (isinstance(a, np.ndarray) and a.dtype == dtype and a.ndim == dims
-                        and a.flags.c_contiguous):
-                    raise TypeError(f"{name}(): an argument is not a C-contiguous "
-                                    f"{np.dtype(dtype).name} array of {dims} dimension(s)")
-                cargs.append(a.__array_interface__["data"][0])
-                cargs.extend(a.shape)
-            else:
-                cargs.append(a)
-        fout = np.zeros(max(1, n_float))
-        iout = np.zeros(n_int + 1, dtype=np.int64)
-        fn(*cargs, fout.ctypes.data, iout.ctypes.data)
+        if len(args) != nargs:
+            raise TypeError(f"{name}() takes {nargs} arguments, {len(args)} given")
+        cargs: list[Any] = list(args)
+        for k, dtype, dims in reversed(arrays):  # from the end: positions stay valid
+            a = args[k]
+            if not (isinstance(a, np.ndarray) and a.dtype == dtype and a.ndim == dims
+                    and a.flags.c_contiguous):
+                raise TypeError(f"{name}(): an argument is not a C-contiguous "
+                                f"{np.dtype(dtype).name} array of {dims} dimension(s)")
+            cargs[k : k + 1] = [a.__array_interface__["data"][0], *a.shape]
+        fout, iout = floats(), ints()  # per call: threads may run one loop at once
+        fn(*cargs, fout, iout)
         if iout[n_int]:
             raise RuntimeError(f"the timed loop {name} raised an exception (printed above)")
-        values = [float(fout[k]) if is_float else int(iout[k]) for is_float, k in order]
+        values = [fout[k] if is_float else iout[k] for is_float, k in order]
         return tuple(values) if is_tuple else values[0]
 
     setattr(call, "keep", (fn, keep))  # noqa: B010 - the engine holding the code

@@ -243,6 +243,7 @@ class ResultFile:
         parts.remove(where)
         self._parts.clear()
         self.finished = True
+        watch.finished(self._watcher)
 
     @staticmethod
     def _set(f: h5py.File, attrs: dict[str, Any]) -> None:

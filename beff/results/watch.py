@@ -30,6 +30,7 @@ NOTE = ("the run ended without closing the file (it was killed, or a rank failed
 
 
 READY_S = 10.0
+DONE = b"D"  # the writer finished the file itself
 
 
 def start(path: Path, run_id: str) -> subprocess.Popen[bytes] | None:
@@ -112,15 +113,30 @@ def _text(value: object) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+def finished(proc: subprocess.Popen[bytes] | None) -> None:
+    """Tell the watcher that the writer finished the file (complete, or aborted and merged):
+    when the writer is gone it then leaves the file alone, and does not load h5py just
+    after the job, when the next one (a benchmark, say) may already run."""
+    if proc is None or proc.stdin is None:
+        return
+    try:
+        proc.stdin.write(DONE)
+        proc.stdin.flush()
+    except OSError:
+        pass  # a watcher gone: nothing to tell
+
+
 def main(argv: list[str]) -> int:
     path, run_id = Path(argv[0]), argv[1]
     writer = os.getppid()  # started by the writer itself
     sys.stdout.buffer.write(b"R")  # ready: the writer may go on measuring
     sys.stdout.buffer.flush()
-    while sys.stdin.buffer.read(4096):  # end of file: the writer is gone, however it ended
-        pass
+    told = b""
+    while chunk := sys.stdin.buffer.read(4096):  # end of file: the writer is gone, however
+        told += chunk  # it ended
     atomic.remove_copies(path, writer)  # a writer killed in an update leaves its copy
-    mark_if_running(path, run_id)
+    if DONE not in told:
+        mark_if_running(path, run_id)
     shm.sweep_after_job()  # the job's MPICH segments, once its ranks are gone
     return 0
 

@@ -389,6 +389,22 @@ def test_the_watcher_acts_when_its_writer_dies(tmp_path: Path) -> None:
         assert f["results/mpi1/Sendrecv/np3"].attrs["order"] == 1
 
 
+def test_a_watcher_told_the_file_is_finished_leaves_it_alone(tmp_path: Path) -> None:
+    """After finish(), the watcher does not read the file when its writer goes (it would
+    load h5py right after the job, beside whatever runs next)."""
+    out = ResultFile(tmp_path / "w.h5")
+    out.create({"command_line": ["beff"]}, [])
+    out.guard()
+    proc = out._watcher
+    assert proc is not None and proc.stdin is not None
+    out.finish("complete")
+    with h5py.File(out.path, "a") as f:  # as if finished, then changed behind its back
+        f.attrs["status"] = "running"
+    proc.stdin.close()  # the writer's end
+    assert proc.wait(timeout=60) == 0
+    assert h5py.File(out.path, "r").attrs["status"] == "running"  # not marked: told done
+
+
 def test_a_full_disk_at_the_end_keeps_every_result_readable(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No room to merge the results into the file: the status is recorded all the same, the
