@@ -255,6 +255,7 @@ def _rebind(func: Callable[..., Any], ns: types.ModuleType) -> Callable[..., Any
 # A loop not ready after this long is being compiled, not loaded from the cache: say so
 # (BEFF_COMPILE_NOTICE_S overrides it, for tests).
 COMPILE_NOTICE_S = 2.0
+SLOW_READY_ENV = "BEFF_TEST_SLOW_READY"  # test-only: seconds added to readying each loop
 _told = False
 
 
@@ -277,6 +278,7 @@ class Backend:
             with _mpi.unguarded():  # local work, however long it takes: not a stall
                 t0 = time.perf_counter()
                 fn = lf.compiled[self.name] = self.compile(lf)
+                time.sleep(float(os.environ.get(SLOW_READY_ENV, "0")))
                 self.compile_seconds += time.perf_counter() - t0
         return fn
 
