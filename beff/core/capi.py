@@ -490,16 +490,19 @@ class JitBackend(Backend):
                 return objcache.caller(address, lf.params, blob["results"], blob["tuple"],
                                        hb, engine, name)
         with self.noticed():
-            address, blob, keep = self._compile(lf, hb)
+            jitted = self._compile(lf, hb)
+            self.compiled_now += 1
+            try:
+                address, blob, keep = objcache.build(self.numba, jitted, lf.func, lf.params, hb)
+            except Exception:  # noqa: BLE001 - numba internals it uses moved: numba's own call
+                return jitted  # type: ignore[no-any-return]
         if path is not None:
             objcache.save(path, blob)
-        self.compiled_now += 1
         return objcache.caller(address, lf.params, blob["results"], blob["tuple"], hb, keep,
                                name)
 
-    def _compile(self, lf: LoopFunc, hb: int) -> tuple[int, dict[str, Any], Any]:
-        from beff.core import objcache
-
+    def _compile(self, lf: LoopFunc, hb: int) -> Any:
+        """numba's compiled loop (its dispatcher), for the loop's parameter types."""
         numba = self._numba()
         for hname, func in HELPERS.items():
             if not hasattr(self.nns, hname):
@@ -509,9 +512,8 @@ class JitBackend(Backend):
         sig = "(" + ", ".join(handles if p == "handles" else p for p in lf.params) + ",)"
         # nogil: a loop may wait in MPI for long (for a stopped rank, forever); the watchdog
         # thread must still run.
-        jitted = numba.njit(sig, cache=self.cache is not None, nogil=True)(
+        return numba.njit(sig, cache=self.cache is not None, nogil=True)(
             _rebind(lf.func, self.nns))
-        return objcache.build(numba, jitted, lf.func, lf.params, hb)
 
     def describe(self) -> dict[str, Any]:
         return {"backend": self.name, "numba": self.versions.split()[0],

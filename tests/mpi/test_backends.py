@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +11,7 @@ import pytest
 
 from beff.results import stats
 from beff.results.archive import load
-from tests.mpirun import mpirun
+from tests.mpirun import launcher, mpi_env, mpirun
 
 pytestmark = pytest.mark.mpi
 QUICK = ["-msglog", "0:6", "-time", "1", "-iter", "40"]
@@ -111,3 +113,31 @@ def test_jit_backend_required_but_missing_fails(tmp_path: Path) -> None:
                timeout=120)
     assert r.returncode != 0
     assert "numba hidden by the test" in r.stderr
+
+
+FALLBACK = """
+import sys
+from mpi4py import MPI
+from beff.core import capi, mpi, objcache
+mpi._MPI = MPI
+
+def broken(*args, **kwargs):
+    raise AttributeError("numba moved what the kept objects use")
+
+objcache.build = broken
+backend, warning = capi.select("jit")
+elapsed, err = capi.barrier_loop(5, capi.handle(MPI.COMM_SELF))
+fn = capi.barrier_loop.compiled["jit"]
+print(backend.name, warning, err, type(fn).__name__)
+"""
+
+
+def test_a_loop_that_cannot_be_kept_runs_as_numba_compiled_it(tmp_path: Path) -> None:
+    """Should numba's internals that kept objects rely on move, loops still run compiled
+    (numba's own dispatcher), not through the python backend."""
+    r = subprocess.run([launcher(), "-n", "1", sys.executable, "-c", FALLBACK],
+                       capture_output=True, text=True, timeout=120,
+                       env=mpi_env({"BEFF_CACHE_DIR": str(tmp_path / "cache")}))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["jit", "None", "0", "CPUDispatcher"], r.stdout
+    assert not list((tmp_path / "cache").rglob("objects/*.obj"))
