@@ -55,7 +55,7 @@ def untouched(nbytes: int) -> np.ndarray:
     when the benchmark first writes them (or the MPI library copies into them).
 
     beff used to fill its b_eff buffers at allocation; with every page faulted in
-    beforehand, MPICH's kernel-assisted copies (8 KiB and up) ran 4-10 % faster than the
+    beforehand, MPICH's kernel-assisted copies (8 KiB and up) ran 3-10 % faster than the
     original's, which made b_eff read high at the large lengths (share/docs/beff.md).
     """
     if nbytes >= MMAP_THRESHOLD:
