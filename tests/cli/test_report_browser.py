@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -75,16 +76,23 @@ def test_the_report_renders_in_chromium_with_every_figure(tmp_path: Path) -> Non
     c0 = np.array([0x1F, 0x77, 0xB4]) / 255  # matplotlib's first line colour
     assert (np.abs(pixels - c0).max(axis=2) < 0.06).sum() > 500  # lines were drawn
 
+    laid_out = figures_laid_out(tmp_path, page)
+    assert [f["id"] for f in laid_out] == expected and len(expected) == 15
+    for f in laid_out:
+        assert f["w"] > 400 and f["h"] > 250 and f["drawn"] > 20, f
+
+
+def figures_laid_out(tmp_path: Path, page: Path) -> list[dict[str, Any]]:
+    """The page's figures as Chromium lays them out (id, size, drawn marks), read by PROBE."""
     probe = tmp_path / "probe.html"
     probe.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"),
                      encoding="utf-8")
     r = headless(tmp_path, "--dump-dom", probe.as_uri())
     found = re.search(r'data-probe="([^"]*)"', r.stdout)
     assert found, r.stderr[-2000:]
-    laid_out = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
-    assert [f["id"] for f in laid_out] == expected and len(expected) == 15
-    for f in laid_out:
-        assert f["w"] > 400 and f["h"] > 250 and f["drawn"] > 20, f
+    laid_out: list[dict[str, Any]] = json.loads(
+        found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    return laid_out
 
 
 def test_a_map_page_draws_its_heatmaps_in_chromium(tmp_path: Path) -> None:
@@ -107,13 +115,7 @@ def test_a_map_page_draws_its_heatmaps_in_chromium(tmp_path: Path) -> None:
     red = np.array([0xD6, 0x27, 0x28]) / 255  # its outline
     assert (np.abs(pixels - red).max(axis=2) < 0.1).sum() > 200
 
-    probe = tmp_path / "probe.html"
-    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"),
-                     encoding="utf-8")
-    r = headless(tmp_path, "--dump-dom", probe.as_uri())
-    found = re.search(r'data-probe="([^"]*)"', r.stdout)
-    assert found, r.stderr[-2000:]
-    laid_out = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    laid_out = figures_laid_out(tmp_path, page)
     assert [f["id"] for f in laid_out] == ["map/recv_bw", "map/send_bw", "map/latency",
                                            "map/nodes"]
     for f in laid_out:

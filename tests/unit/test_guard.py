@@ -11,7 +11,6 @@ from __future__ import annotations
 import faulthandler
 import re
 import subprocess
-import sys
 import textwrap
 import threading
 import time
@@ -22,17 +21,15 @@ import pytest
 
 from beff.core import backstop, mpi
 from beff.core.mpi import WATCHDOG_EXIT
+from tests.unit.test_backstop import run as run_python
 
 HOLD = "sum(range(10**12))  # holds the interpreter lock for hours"
 SLEEP = "time.sleep(60)  # a rank that waits for a stopped one"
 
 
-def run(body: str, timeout: float = 60) -> tuple[subprocess.CompletedProcess[str], float]:
-    code = "import os, threading, time\nfrom beff.core import mpi\n" + textwrap.dedent(body)
-    start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=timeout)
-    return proc, time.monotonic() - start
+def run(body: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    """``body`` in a fresh interpreter (without MPI), with mpi, time and os imported."""
+    return run_python("import os, time\nfrom beff.core import mpi\n" + textwrap.dedent(body))
 
 
 def fired(what: str, seconds: str) -> str:
@@ -72,26 +69,27 @@ def test_many_guards_start_no_thread_and_rarely_rearm_the_backstop(
 
 
 def test_the_backstop_stays_between_the_deadline_plus_backstop_s_and_the_slack() -> None:
-    def check(seconds: float) -> None:
+    def check(seconds: float, since: float) -> None:
         left = backstop.armed()["stall"]
-        assert seconds + mpi.BACKSTOP_S - 1.0 < left <= \
-            seconds + mpi.BACKSTOP_S + mpi.BACKSTOP_SLACK_S, (seconds, left)
+        passed = time.monotonic() - since  # however slow the machine, from before the guard
+        assert seconds + mpi.BACKSTOP_S - passed <= left <= \
+            seconds + mpi.BACKSTOP_S + mpi.BACKSTOP_SLACK_S, (seconds, left, passed)
 
     try:
         for seconds in (300.0, 300.0, 100.0, 300.0, 299.5, 20.0):  # later, earlier, ...
+            since = time.monotonic()
             mpi.guard(seconds, "a step")
-            check(seconds)
+            check(seconds, since)
     finally:
         mpi.guard(None, "")
     assert "stall" not in backstop.armed()
 
 
 def test_a_guard_fires_at_its_deadline_with_its_message() -> None:
-    proc, elapsed = run(f"mpi.guard(0.2, 'a step')\n{SLEEP}\n")
+    proc, _ = run(f"mpi.guard(0.2, 'a step')\n{SLEEP}\n")
     assert proc.returncode == WATCHDOG_EXIT, (proc.returncode, proc.stderr)
     assert fired("a step", "0.2") in proc.stderr, proc.stderr
     assert "Timeout (" not in proc.stderr  # the watchdog thread fired, not its backstop
-    assert elapsed < 30, elapsed
 
 
 def test_a_guard_moved_later_fires_only_after_the_last_move() -> None:
@@ -113,7 +111,7 @@ def test_a_guard_moved_later_fires_only_after_the_last_move() -> None:
 
 
 def test_a_shorter_guard_wakes_the_watchdog_early() -> None:
-    proc, elapsed = run(f"""
+    proc, _ = run(f"""
         mpi.guard(300, 'a long step')
         time.sleep(0.2)  # the watchdog thread now sleeps to the long deadline
         mpi.guard(0.2, 'a short step')
@@ -121,7 +119,6 @@ def test_a_shorter_guard_wakes_the_watchdog_early() -> None:
     """)
     assert proc.returncode == WATCHDOG_EXIT, (proc.returncode, proc.stderr)
     assert fired("a short step", "0.2") in proc.stderr, proc.stderr
-    assert elapsed < 30, elapsed
 
 
 def test_a_lifted_guard_does_not_fire_and_a_new_one_does() -> None:
@@ -162,5 +159,7 @@ def test_the_backstop_of_a_guard_moved_many_times_ends_a_process_that_holds_the_
     assert delay is not None, proc.stderr
     assert float(delay[1]) <= 0.2 + 1.0 + mpi.BACKSTOP_SLACK_S + 0.01, delay[0]
     after_last = ended - float(proc.stdout.split()[0])
-    assert 0.2 + 1.0 + backstop.EXIT_DELAY_S <= after_last < \
-        0.2 + 1.0 + mpi.BACKSTOP_SLACK_S + backstop.EXIT_DELAY_S + 2.0, after_last
+    # never before the backstop's time; the upper limit (the process would hold the lock
+    # for hours) is 4x what a quiet machine needs, so a loaded one passes too
+    needed = 0.2 + 1.0 + mpi.BACKSTOP_SLACK_S + backstop.EXIT_DELAY_S
+    assert 0.2 + 1.0 + backstop.EXIT_DELAY_S <= after_last < 4 * needed, after_last
