@@ -273,9 +273,7 @@ class Driver:
                         raise CollectiveFailure(  # the same decision on every rank
                             f"{nbytes} bytes exceed the {counts.limit()} of a C int count; "
                             f"{spec.suite.upper()} messages that large are not supported yet")
-                    ctx.defects = 0
-                    ctx.n0 = n0
-                    ctx.prepared = {}
+                    ctx.begin_size(n0)
                     with (contextlib.ExitStack() as ctx.resources,
                           spec.kernel(ctx, nbytes) as run_all):
 
@@ -297,8 +295,9 @@ class Driver:
                         if rcomm.bcast(late, root=0):
                             status[i] = TIME_OUT
                             break
-                        if cfg.warm_up and spec.warm_up:
-                            run(schedule.warmup_iterations(n))
+                        warm = schedule.warmup_iterations(n)
+                        if cfg.warm_up and spec.warm_up and warm:
+                            run(warm)
                         for _ in range(N_BARR):
                             gcomm.Barrier()
                         parts = split_batches(n, B)

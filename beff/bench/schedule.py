@@ -151,9 +151,10 @@ def monotone_count(t_sample: int, size: int, earlier: Sequence[tuple[int, int]])
 
 
 def warmup_iterations(n: int) -> int:
-    """IMB 2021.11 warm-up: n/10 iterations, but at least min(10, n)."""
+    """IMB 2021.11's warm-up (IMB_warm_up, WARMUP_PERCENT 10): n/10 iterations, one when
+    that is none and n > 1, none when n is 1."""
     w = n // 10
-    return min(10, n) if w < 10 else w
+    return 1 if w == 0 and n > 1 else w
 
 
 def time_budget(n_user_lens: int, min_log: int, max_log: int, secs: float) -> float:

@@ -91,7 +91,8 @@ def test_monotone_count_never_grows_with_size() -> None:
     assert schedule.monotone_count(50, 8, history) == 500
 
 
-@pytest.mark.parametrize("n,expected", [(1000, 100), (99, 10), (5, 5), (1, 1), (150, 15)])
+@pytest.mark.parametrize("n,expected", [(1000, 100), (99, 9), (10, 1), (5, 1), (2, 1), (1, 0),
+                                        (150, 15)])
 def test_warmup_iterations(n: int, expected: int) -> None:
     assert schedule.warmup_iterations(n) == expected
 

@@ -286,7 +286,7 @@ class MTJob:
 
             def work(k: int, count: int = count) -> tuple[float, float, int]:
                 ctx = ctxs[k]
-                ctx.defects = 0
+                ctx.begin_size()
                 with spec.kernel(ctx, count) as run:
                     figures = run(repeat)
                 assert isinstance(figures, tuple)

@@ -152,8 +152,7 @@ class P2PJob:
                 if rank == 0:
                     bar(f"{spec.name} {nbytes} B")
                 n, w = partners.iterations(nbytes, max_iter, numerator)
-                ctx.defects = 0
-                ctx.prepared = {}
+                ctx.begin_size()
                 with contextlib.ExitStack() as ctx.resources, spec.kernel(ctx, nbytes) as run:
                     sleep()
                     barrier()
