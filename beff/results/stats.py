@@ -230,6 +230,25 @@ def expanded_levels(n: int, level: float = CI_LEVEL) -> tuple[float, float]:
     return a, 1 - a
 
 
+def row_quantiles(x: np.ndarray, qs: tuple[float, ...]) -> np.ndarray:
+    """[q, row] quantiles of each row of ``x``: np.quantile(x, qs, axis=1) to the last bit
+    (its default, linear method), by one sort of the rows, which takes a fraction of
+    np.quantile's time (the table of every benchmark waits for it)."""
+    s = np.sort(x, axis=1)
+    n = s.shape[1]
+    out = np.empty((len(qs), s.shape[0]))
+    for k, q in enumerate(qs):
+        v = q * (n - 1)
+        lo = min(int(math.floor(v)), n - 1)
+        hi = min(lo + 1, n - 1)
+        t = v - lo
+        a, b = s[:, lo], s[:, hi]
+        d = b - a  # numpy's _lerp: from the nearer end
+        out[k] = b - d * (1 - t) if t >= 0.5 else a + d * t
+    out[:, np.isnan(x).any(axis=1)] = np.nan  # as np.quantile: a NaN makes every quantile NaN
+    return out
+
+
 @dataclass
 class Certainty:
     """Per size, how sure t_avg is: its interval (µs, NaN: fewer than ``MIN_BATCHES``
@@ -278,7 +297,7 @@ def certainty(m: Measurement, group: int | None = None, level: float = CI_LEVEL)
             out.stable[s] = not reasons
             out.why[s] = "; ".join(reasons)
         reps = _replicates([(secs, iters) for _, secs, iters in items], 0)
-        bounds = np.quantile(reps, expanded_levels(n, level), axis=1) * m.time_scale * US
+        bounds = row_quantiles(reps, expanded_levels(n, level)) * m.time_scale * US
         out.low[at], out.high[at] = bounds[0], bounds[1]
     return out
 

@@ -56,3 +56,14 @@ def test_unmeasured_sizes_are_nan_not_zero() -> None:
     s = stats.summarize(m)
     assert np.isnan(s.t_max[1]) and np.isnan(s.mbytes_per_sec[1])
     assert s.mbytes_per_sec[0] > 0
+
+
+@pytest.mark.parametrize("shape", [(22, 2000), (1, 2000), (5, 7), (3, 1)])
+@pytest.mark.parametrize("qs", [stats.expanded_levels(10), (0.0, 1.0), (0.5, 0.25, 0.75)])
+def test_row_quantiles_are_numpys_to_the_last_bit(shape: tuple[int, int],
+                                                  qs: tuple[float, ...]) -> None:
+    x = np.random.default_rng(shape[1]).random(shape) * 1e-5
+    assert np.array_equal(stats.row_quantiles(x, qs), np.quantile(x, qs, axis=1))
+    x[0, 0] = np.nan
+    assert np.array_equal(stats.row_quantiles(x, qs), np.quantile(x, qs, axis=1),
+                          equal_nan=True)
