@@ -104,6 +104,7 @@ class ResultFile:
         self._watcher: subprocess.Popen[bytes] | None = None
         self._parts: dict[str, int] = {}  # key -> bytes of its part, not merged yet
         self.finished = False
+        self._checked: tuple[int, ...] | None = None  # the file as last found to be ours
 
     def create(self, attrs: dict[str, Any], ranks: list[dict[str, Any]],
                exclusive: bool = False) -> None:
@@ -185,8 +186,11 @@ class ResultFile:
         try:
             # the part now, and its copy when the results are merged into the file at the end
             self._room(nbytes + self.path.stat().st_size + sum(self._parts.values()))
-            with h5py.File(self.path, "r", locking=False) as f:
-                self._check_owner(f)
+            found = _identity(self.path)
+            if found is None or found != self._checked:  # replaced or changed since: read it
+                with h5py.File(self.path, "r", locking=False) as f:
+                    self._check_owner(f)
+                self._checked = found
             with parts.written(self.path, self.run_id, key) as f:
                 write(f)
             done = parts.directory(self.path, self.run_id) / parts.part_name(key)
