@@ -14,17 +14,12 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from typing import TYPE_CHECKING
 
 from beff.core import terminal
+
+if TYPE_CHECKING:  # imported where a live bar is drawn: a run into a log or pipe needs none
+    from rich.progress import Progress
 
 LINE_INTERVAL_S = 10.0
 
@@ -109,6 +104,15 @@ def make_progress(enabled: bool | None, total: int) -> Iterator[Bar]:
     if not on_terminal or terminal.line_relay():
         yield LineBar(total)
         return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     console = terminal.console(stderr=True, force=True)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TimeRemainingColumn())
