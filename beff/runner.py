@@ -35,11 +35,11 @@ from beff.core.config import (
 )
 from beff.core.errors import UsageError
 from beff.core.metadata import placement, run_attrs
-from beff.core.mpi import OMPI_ONE_SIDED_SETTINGS, guard, injected_stop
+from beff.core.mpi import OMPI_ONE_SIDED_SETTINGS, env_rank, guard, injected_stop
 from beff.core.progress import Bar, make_progress
 from beff.render import common
 from beff.render.view import TEXT_FORMATS, View, csv_header, csv_rows, json_text
-from beff.results import warnings
+from beff.results import warnings, watch
 from beff.results.archive import ResultFile, load
 from beff.results.model import Result, RunRecord
 
@@ -147,6 +147,8 @@ def run(suite_name: str, overrides: dict[str, Any]) -> None:
         if failed:
             sys.exit(1)
 
+    if env_rank() in (None, 0):  # the rank that will write the file: its watcher's start-up
+        watch.spawn()  # overlaps MPI's (the file is handed to it once it exists)
     runtime.run_job(thread_level(suite, overrides), preparer(suite, overrides), job,
                     OMPI_ONE_SIDED_SETTINGS if suite.one_sided else None, overrides=overrides)
 

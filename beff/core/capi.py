@@ -38,10 +38,9 @@ import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 
 from beff.core import mpi as _mpi
 
@@ -140,16 +139,22 @@ LIBC = {"pthread_barrier_wait": "i:p"}
 # Test-only hook: these C functions (comma-separated names) count as missing from libmpi.
 HIDE_ENV = "BEFF_TEST_HIDE_MPI"
 
-# Array parameter annotations a loop may use, with their numba types.
-U8Array = npt.NDArray[np.uint8]
-F32Array = npt.NDArray[np.float32]
-F64Array = npt.NDArray[np.float64]
-I32Array = npt.NDArray[np.int32]
-I64Array = npt.NDArray[np.int64]
-I64Array2 = npt.NDArray[np.int64]  # two-dimensional, C order
-# MPI handles (e.g. a window that a loop creates): int32 (MPICH) or int64 (Open MPI) items,
-# resolved when the loop is compiled; make one with :func:`handle_array`.
-HArray = npt.NDArray[np.int64]
+# Array parameter annotations a loop may use, with their numba types (loop() reads them as
+# text; at run time the names are plain ndarray: numpy.typing would cost a run an import).
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    U8Array = npt.NDArray[np.uint8]
+    F32Array = npt.NDArray[np.float32]
+    F64Array = npt.NDArray[np.float64]
+    I32Array = npt.NDArray[np.int32]
+    I64Array = npt.NDArray[np.int64]
+    I64Array2 = npt.NDArray[np.int64]  # two-dimensional, C order
+    # MPI handles (e.g. a window that a loop creates): int32 (MPICH) or int64 (Open MPI)
+    # items, resolved when the loop is compiled; make one with :func:`handle_array`.
+    HArray = npt.NDArray[np.int64]
+else:
+    U8Array = F32Array = F64Array = I32Array = I64Array = I64Array2 = HArray = np.ndarray
 ARRAYS = {"U8Array": "uint8[::1]", "F32Array": "float32[::1]", "I32Array": "int32[::1]",
           "F64Array": "float64[::1]", "I64Array": "int64[::1]", "I64Array2": "int64[:, ::1]",
           "HArray": "handles"}
@@ -645,8 +650,10 @@ def measure_overhead(loops: int = 20000) -> dict[str, Any]:
 
 def overhead_summary(per_rank: list[dict[str, Any]]) -> dict[str, Any]:
     """Median over ranks of each numeric overhead figure (the backend name is kept)."""
-    return {k: (float(np.median([d[k] for d in per_rank])) if isinstance(v, (int, float))
-                else v) for k, v in per_rank[0].items()}
+    import statistics  # np.median would import numpy.ma: 9 ms of a run's start
+
+    return {k: (float(statistics.median([d[k] for d in per_rank]))
+                if isinstance(v, (int, float)) else v) for k, v in per_rank[0].items()}
 
 
 def start(choice: str) -> tuple[dict[str, Any] | None, str | None]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import secrets
+import os
 import sys
 import time
 from collections.abc import Mapping
@@ -470,7 +470,7 @@ def read_lines(path: str, what: str) -> list[str]:
 def default_output() -> str:
     """A result file name unique per run: UTC time plus random hex (job arrays start many
     runs in one second, in one directory)."""
-    return time.strftime("beff-%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{secrets.token_hex(3)}.h5"
+    return time.strftime("beff-%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{os.urandom(3).hex()}.h5"
 
 
 def check_output_kind(path: str, flag: str = "-o", example: str = "run.h5") -> None:
@@ -503,7 +503,7 @@ def check_output_path(path: str, force: bool = False, config_file: str | None = 
     parent = target.resolve().parent
     if not parent.is_dir():
         raise UsageError(f"output directory does not exist: {parent}")
-    probe = parent / f".beff-write-test-{secrets.token_hex(4)}"
+    probe = parent / f".beff-write-test-{os.urandom(4).hex()}"
     try:
         probe.touch()
         probe.unlink()

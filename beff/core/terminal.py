@@ -184,4 +184,5 @@ def console(stderr: bool = False, force: bool | None = None) -> Console:
     terminal = is_terminal(fd) if force is None else force
     width = terminal_width(fd) if terminal else FILE_WIDTH
     return Console(stderr=stderr, highlight=False, soft_wrap=True, force_terminal=terminal,
+                   emoji=False,  # ":name:" in a host or file name stays as written
                    no_color=not terminal, width=width)

@@ -10,7 +10,8 @@ end (:mod:`beff.results.parts`), so a killed run too ends as one file, and remov
 copy that rank 0 left, killed in an update (:mod:`beff.results.atomic`). The watcher holds
 no output of the job and nothing of MPI, and uses no CPU while it waits.
 
-Run as ``python -m beff.results.watch PATH RUN_ID`` (by :func:`start` only).
+Run as ``python -m beff.results.watch`` (by :func:`spawn` and :func:`start` only), told the
+file on its standard input.
 """
 
 from __future__ import annotations
@@ -31,22 +32,44 @@ NOTE = ("the run ended without closing the file (it was killed, or a rank failed
 
 READY_S = 10.0
 DONE = b"D"  # the writer finished the file itself
+_spawned: subprocess.Popen[bytes] | None = None  # started ahead (spawn), not yet given a file
 
 
-def start(path: Path, run_id: str) -> subprocess.Popen[bytes] | None:
-    """Start the watcher of ``path``; keep the returned object alive as long as the run.
+def spawn() -> None:
+    """Start a watcher ahead, before MPI starts: its own start-up, some tens of milliseconds
+    of CPU, then overlaps the job's (:func:`start` hands it the file). A watcher never told
+    a file ends when its writer does."""
+    global _spawned
+    if _spawned is None:
+        _spawned = _launch()
 
-    Returns once the watcher is waiting (it says so on its own pipe): its start-up, some tens
-    of milliseconds of CPU, must not overlap the first measurement.
-    """
+
+def _launch() -> subprocess.Popen[bytes] | None:
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "beff.results.watch", str(path), run_id],
+        return subprocess.Popen([sys.executable, "-m", "beff.results.watch"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, close_fds=True,
                                 start_new_session=True)
     except OSError:
         return None  # no watcher: a killed run's file then stays "running"
-    assert proc.stdout is not None
+
+
+def start(path: Path, run_id: str) -> subprocess.Popen[bytes] | None:
+    """The watcher of ``path`` (the one :func:`spawn` started, else a new one); keep the
+    returned object alive as long as the run.
+
+    Returns once the watcher is waiting (it says so on its own pipe): its start-up must not
+    overlap the first measurement.
+    """
+    global _spawned
+    proc, _spawned = _spawned or _launch(), None
+    if proc is None or proc.stdin is None or proc.stdout is None:
+        return None
+    try:
+        proc.stdin.write(f"{path}\0{run_id}\n".encode("utf-8", "surrogateescape"))
+        proc.stdin.flush()
+    except OSError:
+        return None  # it ended (killed): as without a watcher
     if select.select([proc.stdout], [], [], READY_S)[0]:
         proc.stdout.read(1)
     proc.stdout.close()
@@ -126,9 +149,15 @@ def finished(proc: subprocess.Popen[bytes] | None) -> None:
         pass  # a watcher gone: nothing to tell
 
 
-def main(argv: list[str]) -> int:
-    path, run_id = Path(argv[0]), argv[1]
+def main() -> int:
+    """The file and run id come as one line, PATH NUL RUN_ID; the end of input before it:
+    the writer ended before it made a file."""
     writer = os.getppid()  # started by the writer itself
+    line = sys.stdin.buffer.readline()
+    if not line.endswith(b"\n"):
+        return 0
+    name, _, run_id = line[:-1].decode("utf-8", "surrogateescape").partition("\0")
+    path = Path(name)
     sys.stdout.buffer.write(b"R")  # ready: the writer may go on measuring
     sys.stdout.buffer.flush()
     told = b""
@@ -142,4 +171,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

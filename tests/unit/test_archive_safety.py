@@ -389,6 +389,28 @@ def test_the_watcher_acts_when_its_writer_dies(tmp_path: Path) -> None:
         assert f["results/mpi1/Sendrecv/np3"].attrs["order"] == 1
 
 
+def test_a_watcher_started_ahead_watches_the_file_it_is_given_later(tmp_path: Path) -> None:
+    """spawn() starts it before MPI does; start() hands it the file (a name with a space and
+    a non-UTF-8 byte, too); a watcher whose writer ends before any file just ends."""
+    watch.spawn()
+    early = watch._spawned
+    out = ResultFile(tmp_path / "a b\udcff.h5")
+    out.create({"command_line": ["beff"]}, [])
+    proc = watch.start(out.path, out.run_id)
+    assert proc is early and proc is not None and proc.stdin is not None
+    assert watch._spawned is None
+    proc.stdin.close()
+    assert proc.wait(timeout=60) == 0
+    assert load(out.path).attrs["status"] == "aborted"
+    watch.spawn()
+    idle = watch._spawned
+    assert idle is not None and idle.stdin is not None
+    idle.stdin.close()  # a run that failed its checks: no file, nothing to watch
+    assert idle.wait(timeout=60) == 0
+    watch._spawned = None
+    assert sorted(p.name for p in tmp_path.iterdir()) == [out.path.name]
+
+
 def test_a_watcher_told_the_file_is_finished_leaves_it_alone(tmp_path: Path) -> None:
     """After finish(), the watcher does not read the file when its writer goes (it would
     load h5py right after the job, beside whatever runs next)."""

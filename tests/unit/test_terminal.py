@@ -167,3 +167,11 @@ def test_a_file_gets_tables_at_full_width(tmp_path: Path) -> None:
     lines = out.read_text().splitlines()
     assert max(len(ln.rstrip()) for ln in lines if "│" in ln or "─" in ln) > 80
     assert not any("…" in ln for ln in lines), "\n".join(ln for ln in lines if "…" in ln)
+
+
+def test_names_with_colons_print_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    """Host and file names are printed as they are: ":smile:" is no emoji code."""
+    from beff.core import terminal
+
+    terminal.console().print("host:smile:1 wrote a:thumbs_up:.h5")
+    assert capsys.readouterr().out == "host:smile:1 wrote a:thumbs_up:.h5\n"
