@@ -42,7 +42,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _tools import find_tool, run, wait_for_load  # benchmarks/ is on sys.path as a script
+from _tools import (  # benchmarks/ is on sys.path as a script
+    compile_beff,
+    find_tool,
+    run,
+    wait_for_load,
+)
 
 # (label, key in beff's summary, column of b_eff.sum's "accumulated" line, has a target)
 FIGURES = (
@@ -117,6 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     if not (binary.is_file() and os.access(binary, os.X_OK)):
         parser.error(f"{args.b_eff} is not an executable file")
     launch = [find_tool("mpiexec", "compare_figures"), "-n", str(args.np)]
+    compile_beff()
     beff_runs: list[dict[str, float]] = []
     c_runs: list[dict[str, float]] = []
     beff_lengths: list[dict[int, float]] = []

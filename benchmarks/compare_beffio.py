@@ -68,6 +68,7 @@ from _tools import (  # benchmarks/ is on sys.path as a script
     RUN_TIMEOUT_S,
     busy_cpu_seconds,
     children_cpu_seconds,
+    compile_beff,
     find_tool,
     wait_for_load,
 )
@@ -358,6 +359,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.partitions and max(int(p) for p in args.partitions.split(",")) > args.np:
         parser.error(f"-N {args.partitions}: a partition is larger than --np {args.np}")
     mpiexec = args.mpiexec or find_tool("mpiexec", PROG)
+    compile_beff()
     if shutil.which(mpiexec) is None:
         parser.error(f"--mpiexec {mpiexec}: not found")
     beff_cmd0 = shlex.split(args.beff)

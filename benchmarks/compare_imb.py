@@ -85,7 +85,12 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from _tools import find_tool, run, wait_for_load  # benchmarks/ is on sys.path as a script
+from _tools import (  # benchmarks/ is on sys.path as a script
+    compile_beff,
+    find_tool,
+    run,
+    wait_for_load,
+)
 
 DEFAULT_BENCHMARKS = {
     "mpi1": "PingPong,PingPing,Sendrecv,Exchange,Allreduce,Reduce,Bcast,Alltoall,Allgather,Barrier",
@@ -474,6 +479,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--threads is for IMB-MT")
 
     mpiexec = find_tool("mpiexec", "compare_imb")
+    compile_beff()
     launch = [mpiexec, "-n", str(args.np)]
     beff, imb = Series("beff"), Series("IMB")
     started = datetime.datetime.now(datetime.timezone.utc)
