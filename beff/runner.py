@@ -217,8 +217,7 @@ class _Rank0:
             common.footer(self.record.attrs, self.stdout)  # the warnings went to stderr
         for result in self.pending.values():
             self.render(result)
-        self.out.set_attrs(warnings=self.found)
-        self.out.finish(status)
+        self.out.finish(status, warnings=self.found)
         fmt = self.fmt
         if fmt in TEXT_FORMATS:
             sys.stdout.write(self.view.text_footer(self.record))

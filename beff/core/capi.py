@@ -364,12 +364,12 @@ class PythonBackend(Backend):
 def numba_versions() -> str:
     """numba's and llvmlite's versions, from their installed metadata (numba itself is not
     imported); ImportError when numba is not installed."""
-    from importlib.metadata import PackageNotFoundError, version
+    from beff.core.metadata import dist_version
 
-    try:
-        return f"{version('numba')} llvmlite-{version('llvmlite')}"
-    except PackageNotFoundError as exc:
-        raise ImportError(f"{exc.name} is not installed") from None
+    numba, llvmlite = dist_version("numba"), dist_version("llvmlite")
+    if numba is None or llvmlite is None:
+        raise ImportError(f"{'numba' if numba is None else 'llvmlite'} is not installed")
+    return f"{numba} llvmlite-{llvmlite}"
 
 
 def cache_key(versions: str) -> str:

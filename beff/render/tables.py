@@ -43,12 +43,9 @@ __all__ = ["Table"]
 def _tested_rich() -> bool:
     """Whether the installed rich is of the major version whose internals this module was
     checked against (``tests/unit/test_tables.py``); any other prints by rich's own code."""
-    from importlib.metadata import PackageNotFoundError, version
+    from beff.core.metadata import dist_version
 
-    try:
-        return version("rich").split(".")[0] == TESTED_RICH_MAJOR
-    except PackageNotFoundError:
-        return False
+    return (dist_version("rich") or "").split(".")[0] == TESTED_RICH_MAJOR
 
 
 TESTED_RICH_MAJOR = "15"

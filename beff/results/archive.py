@@ -226,11 +226,12 @@ class ResultFile:
         self._add_part(layout.group, size + FILE_OVERHEAD_BYTES,
                        lambda f: write_record(f.create_group(layout.group), result, layout))
 
-    def finish(self, status: str) -> None:
-        """Record the end of the run and merge every result into the file: one rename makes
-        it one self-contained file. Without room for the merge, the status is still
-        recorded, the results stay readable (:func:`load` reads the parts), and it raises."""
-        attrs = {"status": status,
+    def finish(self, status: str, **more: Any) -> None:
+        """Record the end of the run (and the attributes ``more``, in the same update) and
+        merge every result into the file: one rename makes it one self-contained file.
+        Without room for the merge, the status is still recorded, the results stay readable
+        (:func:`load` reads the parts), and it raises."""
+        attrs = {**more, "status": status,
                  "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         where = parts.directory(self.path, self.run_id)
         try:
