@@ -264,10 +264,9 @@ class Driver:
                                                       cfg.overall_vol_mib << 20, policy, np_,
                                                       cfg.msglog_max, x_sample)
                     need[i] = buffer_bytes(spec, nbytes, np_, cfg, n0) / GIB + 0.001
-                    too_big = need[i] - 0.001 > cfg.mem_gb
-                    verdict = rcomm.bcast(OUT_OF_MEM if too_big else OK, root=0)
-                    if verdict != OK:
-                        status[i] = verdict
+                    # every rank computes the same need from the same config: no broadcast
+                    if need[i] - 0.001 > cfg.mem_gb:
+                        status[i] = OUT_OF_MEM
                         break
                     if nbytes > counts.limit() and spec.suite not in counts.SUITES:
                         raise CollectiveFailure(  # the same decision on every rank
