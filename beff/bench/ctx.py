@@ -39,19 +39,12 @@ class Ctx:
     # Facts a kernel records about the whole measurement (e.g. the hints in effect); rank 0's
     # are stored with it.
     attrs: dict[str, Any] = field(default_factory=dict)
-    # The message buffers' memory, in the order a size asks for them, reused by the next
-    # size where large enough: IMB allocates its buffers once and grows them (IMB_alloc_buf),
-    # and new mappings each size cost a run page faults and time between the loops.
-    pool: list[np.ndarray] = field(default_factory=list)
-    drawn: int = 0
 
     def begin_size(self, n0: int = 1) -> None:
-        """Forget what the previous message size prepared (its buffers' memory stays for
-        reuse)."""
+        """Forget what the previous message size prepared."""
         self.defects = 0
         self.n0 = n0
         self.prepared = {}
-        self.drawn = 0
 
     def prepare(self, name: str, value: float) -> None:
         """Record a figure of this size's preparation (e.g. a calibration); it is stored per
@@ -85,14 +78,8 @@ class Ctx:
         """Message buffers honouring ``-off_cache`` (at most n0 slots, as IMB), except for a
         benchmark whose calls are bound to one buffer (``spec.one_buffer``)."""
         off_cache = None if self.spec.one_buffer else self.cfg.off_cache
-        k = self.drawn
-        self.drawn += 1
-        held = self.pool[k] if k < len(self.pool) else None
-        bufs = BufferSet(nbytes, off_cache, fill, self.n0, self.cfg.hugepages, reuse=held)
-        if held is None:
-            self.pool.append(bufs.memory)
-        else:
-            self.pool[k] = bufs.memory
+        # New each size, as IMB 2021 frees its buffers after every size (IMB_del_s_buf).
+        bufs = BufferSet(nbytes, off_cache, fill, self.n0, self.cfg.hugepages)
         # Alive until the size's resources are released (a window over them is freed first).
         self.keep(bufs.base)
         return bufs

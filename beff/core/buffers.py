@@ -91,11 +91,7 @@ class BufferSet:
     """
 
     def __init__(self, nbytes: int, off_cache: tuple[float, int] | None = None,
-                 fill: int = 0, n0: int = 1, hugepages: bool = False,
-                 reuse: np.ndarray | None = None) -> None:
-        """``reuse``: memory of an earlier size to lay the buffers in when it is large
-        enough (its start is aligned at least as a new allocation would be: sizes only
-        outgrow it). ``memory`` is what was used, whole, for the next size."""
+                 fill: int = 0, n0: int = 1, hugepages: bool = False) -> None:
         self.nbytes = nbytes
         per_copy = max(nbytes, 1)
         if off_cache is None:
@@ -105,13 +101,8 @@ class BufferSet:
             self.stride, self.count = off_cache_slots(per_copy, int(cache_mb * (1 << 20)), line,
                                                       n0)
         total = self.stride * self.count
-        if reuse is not None and reuse.nbytes >= total:
-            self.memory = reuse
-            self.base = reuse[:total]
-            self.base.fill(fill)
-        else:
-            alloc = aligned if hugepages or total < MMAP_THRESHOLD else malloc_like
-            self.memory = self.base = alloc(total, fill)
+        alloc = aligned if hugepages or total < MMAP_THRESHOLD else malloc_like
+        self.base = alloc(total, fill)
         self.views = [
             self.base[i * self.stride : i * self.stride + nbytes] for i in range(self.count)
         ]

@@ -60,16 +60,3 @@ def test_b_eff_buffers_stay_untouched_until_written() -> None:
     assert _resident_kib() - before > 56 << 10  # writing brings the pages in
     assert not untouched(100).any()
 
-
-def test_a_later_size_reuses_memory_large_enough_and_fills_it() -> None:
-    """As IMB_alloc_buf: a size that fits in the earlier size's memory is laid in it
-    (refilled), a larger one gets memory of its own."""
-    first = BufferSet(200 << 10, fill=1)
-    again = BufferSet(1000, fill=9, reuse=first.memory)
-    assert again.address == first.address and again.memory is first.memory
-    assert (again[0] == 9).all() and again[0].size == 1000
-    grown = BufferSet(400 << 10, fill=2, reuse=first.memory)
-    assert grown.memory is not first.memory and grown.memory.nbytes >= 400 << 10
-    assert grown.address % 4096 == 0 and (grown[0] == 2).all()
-    slots = BufferSet(100, (0.01, 64), n0=50, reuse=grown.memory)  # off-cache slots fit too
-    assert slots.address == grown.address and slots.count > 1
