@@ -310,14 +310,16 @@ def caller(address: int, params: Sequence[str], results: list[str], is_tuple: bo
     def call(*args: Any) -> Any:
         if len(args) != nargs:
             raise TypeError(f"{name}() takes {nargs} arguments, {len(args)} given")
-        cargs: list[Any] = list(args)
-        for k, dtype, dims in reversed(arrays):  # from the end: positions stay valid
-            a = args[k]
-            if not (isinstance(a, np.ndarray) and a.dtype == dtype and a.ndim == dims
-                    and a.flags.c_contiguous):
-                raise TypeError(f"{name}(): an argument is not a C-contiguous "
-                                f"{np.dtype(dtype).name} array of {dims} dimension(s)")
-            cargs[k : k + 1] = [a.__array_interface__["data"][0], *a.shape]
+        cargs: Sequence[Any] = args
+        if arrays:
+            cargs = list(args)
+            for k, dtype, dims in reversed(arrays):  # from the end: positions stay valid
+                a = args[k]
+                if not (isinstance(a, np.ndarray) and a.dtype == dtype and a.ndim == dims
+                        and a.flags.c_contiguous):
+                    raise TypeError(f"{name}(): an argument is not a C-contiguous "
+                                    f"{np.dtype(dtype).name} array of {dims} dimension(s)")
+                cargs[k : k + 1] = [a.__array_interface__["data"][0], *a.shape]
         fout, iout = floats(), ints()  # per call: threads may run one loop at once
         fn(*cargs, fout, iout)
         if iout[n_int]:
