@@ -189,10 +189,10 @@ class Driver:
         rcomm = world.Split(0 if active else MPI.UNDEFINED, position)
         try:
             if not active:
-                self.idle_barrier()
+                self.idle_barrier(idle=True)
                 return None
             m = self._measure(spec, np_, ngroups, int(group_index), gcomm, rcomm, mode)
-            self.idle_barrier()
+            self.idle_barrier(idle=False)
             if m is not None:
                 m.idle = W - ngroups * np_
             return m
@@ -201,17 +201,23 @@ class Driver:
                 if c != MPI.COMM_NULL:
                     c.Free()
 
-    def idle_barrier(self) -> None:
+    def idle_barrier(self, idle: bool) -> None:
         """IMB's idle ranks wait in a barrier; here a nonblocking one polled with short sleeps.
 
         A blocking MPI_Barrier busy-polls, and on an oversubscribed node the waiting ranks
         would steal CPU time from the ranks being measured. Every rank uses the same call
-        (nonblocking and blocking collectives do not match).
+        (nonblocking and blocking collectives do not match). An ``idle`` rank waits for the
+        whole benchmark; the measuring ranks, which ended its last size together, for the
+        others' last steps only (a size's guard: the deadline moves on, and the backstop's
+        timer is not set back and forth for each benchmark).
         """
         req = self.world.Ibarrier()
-        n_sizes = len(sizes_for(self.current, self.cfg)) if self.current else 1
-        _mpi.guard(stall_limit(self.cfg, self.cfg.time) * (n_sizes + 1),
-                   "waiting for the other ranks' benchmark")
+        stall = stall_limit(self.cfg, self.cfg.time)
+        if idle:
+            n_sizes = len(sizes_for(self.current, self.cfg)) if self.current else 1
+            _mpi.guard(stall * (n_sizes + 1), "waiting for the other ranks' benchmark")
+        else:
+            _mpi.guard(stall, "waiting for the other ranks to end the benchmark")
         delay = IDLE_POLL / 256  # short at first: the others are often about to arrive
         while not req.Test():
             time.sleep(delay)

@@ -66,7 +66,7 @@ def start(path: Path, run_id: str) -> subprocess.Popen[bytes] | None:
     if proc is None or proc.stdin is None or proc.stdout is None:
         return None
     try:
-        proc.stdin.write(f"{path}\0{run_id}\n".encode("utf-8", "surrogateescape"))
+        proc.stdin.write(f"{run_id} {os.fsencode(path).hex()}\n".encode())  # any name
         proc.stdin.flush()
     except OSError:
         return None  # it ended (killed): as without a watcher
@@ -150,14 +150,14 @@ def finished(proc: subprocess.Popen[bytes] | None) -> None:
 
 
 def main() -> int:
-    """The file and run id come as one line, PATH NUL RUN_ID; the end of input before it:
-    the writer ended before it made a file."""
+    """The run id and the file come as one line, RUN_ID and the file name's bytes in hex;
+    the end of input before it: the writer ended before it made a file."""
     writer = os.getppid()  # started by the writer itself
     line = sys.stdin.buffer.readline()
     if not line.endswith(b"\n"):
         return 0
-    name, _, run_id = line[:-1].decode("utf-8", "surrogateescape").partition("\0")
-    path = Path(name)
+    run_id, _, name = line.decode().partition(" ")
+    path = Path(os.fsdecode(bytes.fromhex(name.strip())))
     sys.stdout.buffer.write(b"R")  # ready: the writer may go on measuring
     sys.stdout.buffer.flush()
     told = b""

@@ -390,11 +390,12 @@ def test_the_watcher_acts_when_its_writer_dies(tmp_path: Path) -> None:
 
 
 def test_a_watcher_started_ahead_watches_the_file_it_is_given_later(tmp_path: Path) -> None:
-    """spawn() starts it before MPI does; start() hands it the file (a name with a space and
-    a non-UTF-8 byte, too); a watcher whose writer ends before any file just ends."""
+    """spawn() starts it before MPI does; start() hands it the file (a name with a space, a
+    line break and a non-UTF-8 byte, too); a watcher whose writer ends before any file just
+    ends."""
     watch.spawn()
     early = watch._spawned
-    out = ResultFile(tmp_path / "a b\udcff.h5")
+    out = ResultFile(tmp_path / "a b\nc\udcff.h5")
     out.create({"command_line": ["beff"]}, [])
     proc = watch.start(out.path, out.run_id)
     assert proc is early and proc is not None and proc.stdin is not None
