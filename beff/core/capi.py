@@ -364,7 +364,7 @@ class PythonBackend(Backend):
 def numba_versions() -> str:
     """numba's and llvmlite's versions, from their installed metadata (numba itself is not
     imported); ImportError when numba is not installed."""
-    from beff.core.metadata import dist_version
+    from beff.core.versions import dist_version
 
     numba, llvmlite = dist_version("numba"), dist_version("llvmlite")
     if numba is None or llvmlite is None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import os
 import platform
-import re
 import socket
 import sys
 import time
@@ -16,39 +15,11 @@ import numpy as np
 
 import beff
 from beff.core.mpi import applied_workarounds, applied_yield_settings
+from beff.core.versions import dist_version
 
 ENV_PREFIXES = ("OMPI_MCA_", "PRTE_MCA_", "I_MPI_", "UCX_", "FI_", "MPICH_", "MPIR_CVAR_",
                 "HYDRA_", "SLURM_JOB", "OMP_")
 THREAD_NAMES = {0: "single", 1: "funneled", 2: "serialized", 3: "multiple"}
-
-
-def _normalized(name: str) -> str:
-    return re.sub(r"[-_.]+", "_", name).lower()
-
-
-def dist_version(dist: str) -> str | None:
-    """The installed version of distribution ``dist``; None when it is not installed.
-
-    The ``NAME-VERSION.dist-info`` directory that installers write on sys.path answers
-    first, found by its name as importlib.metadata finds it; importlib.metadata itself, whose
-    import alone costs a run 15 ms, answers where there is none (an egg, say)."""
-    want = _normalized(dist)
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:  # a zip file, or gone
-            continue
-        for name in names:
-            if name.endswith(".dist-info"):
-                project, sep, version = name[: -len(".dist-info")].rpartition("-")
-                if sep and _normalized(project) == want:
-                    return version
-    from importlib import metadata
-
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def _version(dist: str) -> str:

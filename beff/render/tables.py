@@ -43,7 +43,7 @@ __all__ = ["Table"]
 def _tested_rich() -> bool:
     """Whether the installed rich is of the major version whose internals this module was
     checked against (``tests/unit/test_tables.py``); any other prints by rich's own code."""
-    from beff.core.metadata import dist_version
+    from beff.core.versions import dist_version
 
     return (dist_version("rich") or "").split(".")[0] == TESTED_RICH_MAJOR
 

@@ -13,7 +13,7 @@ import pytest
 def test_dist_version_reads_what_importlib_metadata_reads(dist: str) -> None:
     from importlib import metadata as im
 
-    from beff.core.metadata import dist_version
+    from beff.core.versions import dist_version
 
     try:
         expected: str | None = im.version(dist)
@@ -24,7 +24,7 @@ def test_dist_version_reads_what_importlib_metadata_reads(dist: str) -> None:
 
 def test_dist_version_takes_the_first_dist_info_on_the_path(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from beff.core.metadata import dist_version
+    from beff.core.versions import dist_version
 
     for where, version in (("a", "1.2.3"), ("b", "9.9")):
         info = tmp_path / where / f"my_pkg-{version}.dist-info"
