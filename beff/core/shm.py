@@ -94,8 +94,8 @@ def release_mapped(startup: bool = False) -> list[str]:
 
 
 def remember_job() -> None:
-    """Note the job's world id for the watcher that rank 0 starts later (the segments this
-    process maps tell it, unlinked or not)."""
+    """Note the job's world id for rank 0's watcher, which is told it with the result file
+    (the segments this process maps tell it, unlinked or not)."""
     wid = world_id(mapped(unlinked=True))
     if wid is not None:
         os.environ[JOB_ENV] = wid

@@ -66,7 +66,9 @@ def start(path: Path, run_id: str) -> subprocess.Popen[bytes] | None:
     if proc is None or proc.stdin is None or proc.stdout is None:
         return None
     try:
-        proc.stdin.write(f"{run_id} {os.fsencode(path).hex()}\n".encode())  # any name
+        # any file name; the MPI job's id too, known since MPI_Init (shm.remember_job)
+        job = os.environ.get(shm.JOB_ENV) or "-"
+        proc.stdin.write(f"{run_id} {os.fsencode(path).hex()} {job}\n".encode())
         proc.stdin.flush()
     except OSError:
         return None  # it ended (killed): as without a watcher
@@ -150,14 +152,17 @@ def finished(proc: subprocess.Popen[bytes] | None) -> None:
 
 
 def main() -> int:
-    """The run id and the file come as one line, RUN_ID and the file name's bytes in hex;
-    the end of input before it: the writer ended before it made a file."""
+    """The run id, the file and the MPI job come as one line: RUN_ID, the file name's bytes
+    in hex, and the job's world id ("-": none). The end of input before it: the writer
+    ended before it made a file."""
     writer = os.getppid()  # started by the writer itself
     line = sys.stdin.buffer.readline()
     if not line.endswith(b"\n"):
         return 0
-    run_id, _, name = line.decode().partition(" ")
-    path = Path(os.fsdecode(bytes.fromhex(name.strip())))
+    run_id, name, job = line.decode().split()
+    path = Path(os.fsdecode(bytes.fromhex(name)))
+    if job != "-":
+        os.environ[shm.JOB_ENV] = job  # for the sweep of the job's segments at the end
     sys.stdout.buffer.write(b"R")  # ready: the writer may go on measuring
     sys.stdout.buffer.flush()
     told = b""
