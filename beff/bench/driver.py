@@ -223,7 +223,7 @@ class Driver:
             time.sleep(delay)
             delay = min(IDLE_POLL, 2 * delay)
         # Until the next size arms its own: the steps between benchmarks are guarded too.
-        _mpi.guard(stall_limit(self.cfg, self.cfg.time), "the steps between benchmarks")
+        _mpi.guard(stall, "the steps between benchmarks")
 
     def _measure(self, spec: BenchmarkSpec, np_: int, ngroups: int, group_index: int,
                  gcomm: Comm, rcomm: Comm, mode: str) -> Measurement | None:
