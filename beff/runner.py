@@ -101,21 +101,24 @@ def preparer(suite: suites.Suite, overrides: dict[str, Any]) -> Callable[
             cfg.output = default_output()
         check_output_path(cfg.output, cfg.force, cfg.config_file)
         if cfg.report:  # also from the TOML file
-            check_report(cfg.report, cfg.output)
+            check_report(cfg.report, cfg.output, cfg.force, cfg.config_file)
         return cfg, job
 
     return prepare
 
 
-def check_report(path: str, output: str | None) -> None:
+def check_report(path: str, output: str | None, force: bool = False,
+                 config_file: str | None = None) -> None:
     """``--report``: matplotlib is there and the page can be written, not over the result
-    file (one line, exit 2, before anything is measured)."""
+    file or the config file, nor over an existing file without ``--force`` (one line, exit 2,
+    before anything is measured)."""
     from beff.render import plot
 
-    plot.require("--report")
-    target = plot.check_output(path, "--report")
-    if output and target.resolve() == Path(output).resolve():
+    plot.require("--report", load=False)
+    if output and Path(path).resolve() == Path(output).resolve():
         raise UsageError(f"--report {path}: that is the result file (-o)")
+    plot.check_output(path, "--report", inputs=[config_file] if config_file else [],
+                      force=force)
 
 
 def _check_format(suite: suites.Suite, overrides: dict[str, Any]) -> dict[str, Any]:
@@ -137,7 +140,8 @@ def run(suite_name: str, overrides: dict[str, Any]) -> None:
     if overrides.get("output"):
         check_output_kind(str(overrides["output"]))
     if overrides.get("report"):
-        check_report(str(overrides["report"]), overrides.get("output"))
+        check_report(str(overrides["report"]), overrides.get("output"),
+                     bool(overrides.get("force")), overrides.get("config_file"))
 
     def job(MPI: types.ModuleType, prepared: tuple[RunConfig, Job]) -> None:
         failed = measure(MPI, suite, *prepared).failure

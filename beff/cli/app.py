@@ -114,13 +114,21 @@ def describe(
 
 def _load(path: Path) -> RunRecord:
     from beff.api import load
+    from beff.core.config import describe_existing
+    from beff.results.archive import DamagedFile
 
     if path.is_dir():
         raise UsageError(f"cannot read {path}: it is a directory; give a result file (.h5)")
     try:
         return load(path)
+    except DamagedFile as exc:
+        raise UsageError(str(exc)) from None
     except OSError as exc:  # h5py's text spans lines: one line, the reason first
         reason = exc.strerror or " ".join(str(exc).split())
+        if exc.strerror is None and path.is_file():
+            kind = describe_existing(path)
+            reason = (f"it is damaged or truncated (HDF5 said: {reason})"
+                      if kind.startswith("an HDF5") else f"it is {kind} (HDF5 said: {reason})")
         raise UsageError(f"cannot read {path}: {reason}") from None
     except ValueError as exc:
         raise UsageError(f"cannot read {path}: {' '.join(str(exc).split())}") from None
@@ -226,13 +234,16 @@ def report_cmd(
     output: Annotated[str | None, typer.Option(
         "-o", "--output", help="The page to write (default: the first file's name with "
         ".html, in the current directory).", show_default=False)] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Replace an existing page (never one of the result files).")] = False,
 ) -> None:
     """Write one self-contained HTML page of result files, with every figure (no MPI)."""
     from beff.render import plot
     from beff.render import report as page
 
     plot.require("beff report")
-    target = plot.check_output(output or paths[0].with_suffix(".html").name, "-o")
+    target = plot.check_output(paths[0].with_suffix(".html").name if output is None else output,
+                               "-o", inputs=paths, force=force)
     records = [_load(p) for p in paths]
     page.write(records, paths, target)
     typer.echo(f"report written to {target}", err=True)
@@ -249,13 +260,15 @@ def plot_cmd(
         "--benchmark", "-b", help="What to draw: a benchmark (PingPong), b_eff, b_eff_io, or "
         "one figure (PingPong/bandwidth, b_eff/patterns). Default: the file's first.",
         show_default=False)] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Replace an existing image (never one of the result files).")] = False,
 ) -> None:
     """Draw one figure of result files for a paper or slides (no MPI)."""
     from beff.render import charts, plot
     from beff.render import report as page
 
     plot.require("beff plot")
-    target = plot.check_output(output, "-o", plot.FORMATS)
+    target = plot.check_output(output, "-o", plot.FORMATS, inputs=paths, force=force)
     records = [_load(p) for p in paths]
     figures = page.figures_of(records, page.run_labels(paths))
     subjects = charts.subjects(figures)

@@ -498,7 +498,7 @@ def check_output_path(path: str, force: bool = False, config_file: str | None = 
             config_file).resolve():
         raise UsageError(f"-o {path}: that is the --config file")
     if target.exists() and not force:
-        raise UsageError(f"-o {path}: the file exists ({_describe_existing(target)}); use "
+        raise UsageError(f"-o {path}: the file exists ({describe_existing(target)}); use "
                          "--force to replace it, or another name")
     parent = target.resolve().parent
     if not parent.is_dir():
@@ -511,7 +511,7 @@ def check_output_path(path: str, force: bool = False, config_file: str | None = 
         raise UsageError(f"cannot write to {parent}: {exc.strerror}") from None
 
 
-def _describe_existing(path: Path) -> str:
+def describe_existing(path: Path) -> str:
     try:
         with open(path, "rb") as fh:
             head = fh.read(8)

@@ -4,8 +4,9 @@ the spread over timed batches as a band; several runs overlaid, with a ratio pan
 the first run where ``beff compare`` marks the significant differences. A heatmap (a matrix
 of pairs) is drawn cell by cell with a colour bar, one run per figure.
 
-matplotlib is an extra (``pip install 'beff[report]'``): it is imported, with the Agg
-backend, only when something is drawn (:func:`require` says so in one line before).
+matplotlib is an extra (``pip install matplotlib``, or a checkout's ``report`` extra): it is
+imported, with the Agg backend, only when something is drawn (:func:`require` says so in one
+line before).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from beff.core.config import check_output_kind
+from beff.core.config import check_output_kind, describe_existing
 from beff.core.errors import UsageError
 from beff.render import compare
 from beff.render.charts import BAR, HEATMAP, Figure, Matrix, Series
@@ -62,10 +63,22 @@ HEAT_VALUES_MAX = 12  # cells show their values up to this many rows and columns
 SIGNIFICANT = "significant (Mann-Whitney U on the batches, Holm-corrected, as beff compare)"
 
 
-def require(command: str) -> None:
-    """UsageError in one line when matplotlib is missing (before anything is measured)."""
+def require(command: str, load: bool = True) -> None:
+    """UsageError in one line when matplotlib is missing, or (``load``) installed but
+    broken, before anything is read or measured. A run's ``--report`` looks without loading
+    it: every rank checks, and only rank 0 draws."""
     if importlib.util.find_spec("matplotlib") is None:
-        raise UsageError(f"{command} needs matplotlib: pip install 'beff[report]'")
+        raise UsageError(f"{command} needs matplotlib: pip install matplotlib")
+    if not load:
+        return
+    try:
+        import matplotlib.backends.backend_agg  # noqa: F401
+        import matplotlib.figure  # noqa: F401
+    except Exception as exc:  # a broken install can raise anything on import
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise UsageError(f"{command}: matplotlib is installed but cannot be loaded "
+                         f"({type(exc).__name__}: {reason}); reinstall it: pip install "
+                         "--force-reinstall matplotlib") from None
 
 
 @contextmanager
@@ -448,16 +461,27 @@ def svg(figure: Figure, sig: Significance, prefix: str) -> str:
     return text
 
 
-def check_output(path: str, flag: str, formats: Sequence[str] = ()) -> Path:
-    """An output file that can be written (one line, exit 2 otherwise): not a directory,
-    in an existing, writable directory, with one of ``formats``' suffixes if given."""
+def check_output(path: str, flag: str, formats: Sequence[str] = (),
+                 inputs: Sequence[str | os.PathLike[str]] = (), force: bool = False) -> Path:
+    """An output file that can be written (one line, exit 2 otherwise): not empty, not a
+    directory, none of ``inputs``, not an existing file unless ``force``, in an existing,
+    writable directory, with one of ``formats``' suffixes if given."""
     if not path.strip():
         raise UsageError(f"{flag}: the file name is empty")
     target = Path(path)
     check_output_kind(path, flag, "figure" + formats[0] if formats else "report.html")
+    if target.exists():
+        for source in inputs:
+            if Path(source).exists() and os.path.samefile(source, target):
+                raise UsageError(f"{flag} {path}: that is an input file ({source}); give "
+                                 "another name")
     if formats and target.suffix.lower() not in formats:
         raise UsageError(f"{flag} {path}: give a file ending in "
                          f"{', '.join(formats[:-1])} or {formats[-1]}")
+    if target.exists():
+        if not force:
+            raise UsageError(f"{flag} {path}: the file exists ({describe_existing(target)}); "
+                             "use --force to replace it, or another name")
     parent = target.resolve().parent
     if not parent.is_dir():
         raise UsageError(f"{flag} {path}: the directory {parent} does not exist")
@@ -490,7 +514,12 @@ def save(figures: Sequence[Figure], path: Path, sig: Significance) -> None:
             np.asarray(fig.subfigures(rows, cols, squeeze=False)).ravel())
         for sub, figure in zip(subs, figures, strict=False):
             draw(sub, figure, sig)
+        # Written beside it and renamed: a failed or killed write leaves no half image.
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
-            fig.savefig(path, format=path.suffix.lower().lstrip("."), dpi=200)
+            fig.savefig(tmp, format=path.suffix.lower().lstrip("."), dpi=200)
+            os.replace(tmp, path)
         except OSError as exc:
             raise UsageError(f"-o {path}: cannot write: {exc.strerror or exc}") from None
+        finally:
+            tmp.unlink(missing_ok=True)

@@ -457,6 +457,10 @@ def load(path: str | Path) -> RunRecord:
             run_id = record.attrs.get("run_id")
             if run_id:
                 _read_parts(record, found, typed, parts.directory(path, str(run_id)))
+        except DamagedFile:
+            if _identity(path) == before or attempt + 1 == LOAD_TRIES:
+                raise
+            continue  # written or replaced while being read: read it again
         except OSError as exc:
             now = _identity(path)
             if now is None and before is not None:  # removed while HDF5 opened it
@@ -485,46 +489,74 @@ def _identity(path: Path) -> tuple[int, ...] | None:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+class DamagedFile(ValueError):
+    """A result file HDF5 opens but cannot read in full: which file, and where."""
+
+
+# What h5py raises on a damaged object (bad header, checksum, truncated data) or what a
+# damaged attribute raises when decoded.
+_DAMAGE = (OSError, RuntimeError, KeyError, TypeError, IndexError, AttributeError,
+           UnicodeError, ValueError)
+
+
 def _read_file(path: Path) -> tuple[RunRecord, dict[str, tuple[int, Measurement]],
                                     dict[str, Any]]:
     """The file's attributes, ranks, measurements (key -> order, result) and typed records
-    (group -> record)."""
+    (group -> record). A file HDF5 opens but cannot read raises DamagedFile naming the
+    object it was reading."""
     with h5py.File(path, "r", locking=False) as f:
-        if f.attrs.get("format") != FORMAT_NAME:
-            raise ValueError(f"{path} is not a beff result file")
-        version = int(f.attrs["schema_version"])
-        if version > SCHEMA_VERSION:
-            raise ValueError(f"{path} has schema {version}; this beff reads up to "
-                             f"{SCHEMA_VERSION}")
-        attrs: dict[str, Any] = {}
-        for key, value in f.attrs.items():
-            value = _decode(value)
-            attrs[key] = json.loads(value) if key in JSON_ATTRS and isinstance(value, str) \
-                else value
-        ranks: list[dict[str, Any]] = []
-        if "ranks" in f:
-            cols = {c: [_decode(v) for v in f["ranks"][c][()]] for c in f["ranks"]}
-            n = len(next(iter(cols.values()), []))
-            ranks = [{c: cols[c][i] for c in cols} for i in range(n)]
-        found: dict[str, tuple[int, Measurement]] = {}
+        where = ["/ (the file's attributes)"]
+        try:
+            return _read_open(path, f, where)
+        except DamagedFile:
+            raise
+        except _DAMAGE as exc:
+            reason = " ".join(str(exc).split()).strip("'\"") or type(exc).__name__
+            raise DamagedFile(f"cannot read {path}: it is damaged or truncated (at {where[0]}: "
+                              f"{reason})") from None
 
-        def visit(name: str, obj: Any) -> None:
-            if isinstance(obj, h5py.Group) and "benchmark" in obj.attrs:
-                found[name] = (int(obj.attrs["order"]), read_measurement(obj))
 
-        if "results" in f:
-            f["results"].visititems(visit)
-        record = RunRecord(attrs=attrs, ranks=ranks)
-        typed: dict[str, Any] = {}
-        for name in f:
-            if name in ("ranks", "results"):
-                continue
-            if "summary" in f[name].attrs:
-                # Schema 1 stored b_eff's derived figures as JSON, and an imported original's
-                # figures are stored so: they are read as they were.
-                typed[name] = read_summary(f[name], name)
-            elif suites.find(name) is not None and suites.get(name).layout:
-                typed[name] = read_record(f[name], layout_of(name))
+def _read_open(path: Path, f: h5py.File, where: list[str]) -> tuple[
+        RunRecord, dict[str, tuple[int, Measurement]], dict[str, Any]]:
+    if f.attrs.get("format") != FORMAT_NAME:
+        raise ValueError(f"{path} is not a beff result file")
+    version = int(f.attrs["schema_version"])
+    if version > SCHEMA_VERSION:
+        raise ValueError(f"{path} has schema {version}; this beff reads up to "
+                         f"{SCHEMA_VERSION}")
+    attrs: dict[str, Any] = {}
+    for key, value in f.attrs.items():
+        value = _decode(value)
+        attrs[key] = json.loads(value) if key in JSON_ATTRS and isinstance(value, str) \
+            else value
+    ranks: list[dict[str, Any]] = []
+    if "ranks" in f:
+        where[0] = "/ranks"
+        cols = {c: [_decode(v) for v in f["ranks"][c][()]] for c in f["ranks"]}
+        n = len(next(iter(cols.values()), []))
+        ranks = [{c: cols[c][i] for c in cols} for i in range(n)]
+    found: dict[str, tuple[int, Measurement]] = {}
+
+    def visit(name: str, obj: Any) -> None:
+        where[0] = f"/results/{name}"
+        if isinstance(obj, h5py.Group) and "benchmark" in obj.attrs:
+            found[name] = (int(obj.attrs["order"]), read_measurement(obj))
+
+    if "results" in f:
+        where[0] = "/results"
+        f["results"].visititems(visit)
+    record = RunRecord(attrs=attrs, ranks=ranks)
+    typed: dict[str, Any] = {}
+    for name in f:
+        if name in ("ranks", "results"):
+            continue
+        where[0] = f"/{name}"
+        if "summary" in f[name].attrs:
+            # Schema 1 stored b_eff's derived figures as JSON, and an imported original's
+            # figures are stored so: they are read as they were.
+            typed[name] = read_summary(f[name], name)
+        elif suites.find(name) is not None and suites.get(name).layout:
+            typed[name] = read_record(f[name], layout_of(name))
     return record, found, typed
 
 
