@@ -6,6 +6,7 @@ It applies the thread level before MPI_Init_thread, installs the abort-on-except
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import faulthandler
 import math
@@ -13,11 +14,12 @@ import os
 import signal
 import socket
 import sys
+import tempfile
 import threading
 import time
 import types
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 from beff.core import backstop, shm
 from beff.core.errors import INTERRUPTED, BeffError, exit_code
@@ -26,6 +28,11 @@ _MPI: types.ModuleType | None = None
 _cleanup: list[Callable[[], None]] = []
 _again: list[Callable[[], None]] = []  # also run just before MPI_Abort (on_abort)
 _aborting = False
+_abort_lock = threading.Lock()
+_abort_owner: int | None = None  # the thread that ends the process
+# A second thread that would end the process waits this long for the first to end it (it
+# runs the clean-up and MPI_Abort, a second or two), then ends it itself.
+ABORT_WAIT_S = 15.0
 
 RANK_ENV_VARS = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK",
                  "SLURM_PROCID")
@@ -115,6 +122,7 @@ def init(thread_level: str = "single",
 
     _MPI = MPI
     _install_abort_hook()
+    atexit.register(wait_if_aborting)
     global _root
     _root = MPI.COMM_WORLD.bcast((socket.gethostname(), os.getpid()), root=0)
     # MPICH's shared-memory segment: mapped by every rank of the node now, so its name can
@@ -167,12 +175,39 @@ def on_abort(func: Callable[[], None], again: bool = False) -> None:
         _again.append(func)
 
 
+def _claim_abort(code: int) -> bool:
+    """Whether this thread is the one to end the process: True for the first caller, False
+    when that thread calls again. Any other thread never returns: it waits for the first
+    to end the process, and ends it itself if that has not happened in ABORT_WAIT_S. So no
+    thread goes on into the interpreter's tear-down while another holds a lock (h5py's,
+    closing the result file), which would leave the process waiting forever."""
+    global _aborting, _abort_owner
+    if _abort_lock.acquire(blocking=False):
+        _aborting, _abort_owner = True, threading.get_ident()
+        return True
+    if _abort_owner == threading.get_ident():
+        return False
+    _wait_for_abort(code)
+
+
+def _wait_for_abort(code: int) -> NoReturn:
+    time.sleep(ABORT_WAIT_S)
+    os._exit(code)
+
+
+def wait_if_aborting(code: int = 1) -> None:
+    """At the end of the process (an exit function, and :func:`beff.core.runtime.
+    end_process`): if another thread is ending the job, wait for it instead of tearing the
+    interpreter down under it."""
+    if _aborting and _abort_owner != threading.get_ident():
+        _wait_for_abort(code)
+
+
 def abort(message: str, code: int = 1) -> None:
-    """Print ``message`` for this rank and abort the whole job (once; later calls return)."""
-    global _aborting
-    if _aborting:
+    """Print ``message`` for this rank and abort the whole job. Once: a later call from the
+    same thread returns, one from another thread waits for the first (:func:`_claim_abort`)."""
+    if not _claim_abort(code):
         return
-    _aborting = True
     sys.unraisablehook = lambda _: None  # library destructors may complain while we go down
     MPI = mpi()
     rank = MPI.COMM_WORLD.Get_rank()
@@ -181,7 +216,7 @@ def abort(message: str, code: int = 1) -> None:
     sys.stderr.flush()
     _run_cleanup()
     if rank != 0:
-        _tell_root()  # and waits ROOT_GRACE_S
+        _tell_root(code, rank)  # and waits ROOT_GRACE_S
     elif _again:
         time.sleep(ROOT_GRACE_S)
     _run_cleanup(_again)
@@ -231,7 +266,7 @@ _root: tuple[str, int] | None = None
 ROOT_GRACE_S = 1.0
 
 
-def _tell_root() -> None:
+def _tell_root(code: int, rank: int) -> None:
     # Rank 0 on another host is ended by MPI_Abort's SIGKILL; its file's watcher marks the
     # file (beff.results.watch). The test hook stands for that case on one host. Either way
     # this rank waits: the launcher must also forward its message across hosts before
@@ -239,10 +274,37 @@ def _tell_root() -> None:
     if _root is not None and _root[0] == socket.gethostname() and \
             not os.environ.get("BEFF_TEST_ROOT_ELSEWHERE"):
         try:
+            with open(_failure_note(_root[1]), "w") as fh:  # the code rank 0 ends the job with
+                fh.write(f"{code} {rank}\n")
+        except OSError:
+            pass
+        try:
             os.kill(_root[1], signal.SIGTERM)
         except OSError:
             pass
     time.sleep(ROOT_GRACE_S)
+
+
+def _failure_note(pid: int) -> str:
+    """Where a failing rank leaves rank 0 (process ``pid``, on its host) its exit code and
+    rank, before the SIGTERM that tells it to end the job: the job then ends with the
+    failing rank's code, not SIGTERM's."""
+    base = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+    return os.path.join(base, f"beff-failed-{pid}")
+
+
+def _read_failure_note() -> tuple[int, int] | None:
+    """(code, rank) that a failing rank left this process, if it did (the note is removed)."""
+    path = _failure_note(os.getpid())
+    try:
+        with open(path) as fh:
+            code, rank = (int(x) for x in fh.read().split()[:2])
+    except (OSError, ValueError):
+        return None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    return code, rank
 
 
 # A rank other than 0 that gets SIGINT or SIGTERM leaves ending the job to rank 0 (Ctrl-C
@@ -280,12 +342,15 @@ def _watch_signals(rank: int) -> None:
             time.sleep(INTERRUPT_GRACE_S)
             abort(f"{name}, and rank 0 did not end the job", code)
             return
-        global _aborting
-        if _aborting:
+        note = _read_failure_note() if data[0] == signal.SIGTERM else None
+        if note is not None:  # a failing rank's: its line is printed, its code is the job's
+            code = note[0]
+        if not _claim_abort(code):
             return
-        _aborting = True
         sys.unraisablehook = lambda _: None
-        sys.stderr.write(f"beff: {name}: the job ends, results so far are kept\n")
+        sys.stderr.write(f"beff: rank {note[1]} failed: the job ends, results so far are "
+                         "kept\n" if note is not None else
+                         f"beff: {name}: the job ends, results so far are kept\n")
         sys.stderr.flush()
         _run_cleanup()
         _run_cleanup(_again)

@@ -94,6 +94,7 @@ def end_process(code: int) -> NoReturn:
     it makes the launcher end the others), the output is flushed, and the process ends.
     Where threads of ours still run, or the interpreter lacks the hook, it is a plain
     ``sys.exit``."""
+    _mpi.wait_if_aborting(code)  # another thread is ending the job: it ends the process
     run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)
     others = [t for t in threading.enumerate()
               if t is not threading.current_thread() and not t.daemon]

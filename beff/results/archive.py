@@ -26,6 +26,8 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -104,6 +106,7 @@ class ResultFile:
         self._parts: dict[str, int] = {}  # key -> bytes of its part, not merged yet
         self.finished = False
         self._checked: tuple[int, ...] | None = None  # the file as last found to be ours
+        self._finishing = threading.RLock()
 
     def create(self, attrs: dict[str, Any], ranks: list[dict[str, Any]],
                exclusive: bool = False) -> None:
@@ -231,6 +234,12 @@ class ResultFile:
         merge every result into the file: one rename makes it one self-contained file.
         Without room for the merge, the status is still recorded, the results stay readable
         (:func:`load` reads the parts), and it raises."""
+        with self._finishing:  # the main thread's, or the abort's on a signal: one at a time
+            if self.finished:
+                return
+            self._finish(status, more)
+
+    def _finish(self, status: str, more: dict[str, Any]) -> None:
         attrs = {**more, "status": status,
                  "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         where = parts.directory(self.path, self.run_id)
@@ -239,6 +248,7 @@ class ResultFile:
             with self._update(parts.total_size(where) + FILE_OVERHEAD_BYTES, factor=1) as f:
                 parts.merge_into(f, where)
                 self._set(f, attrs)
+                _slow_merge_hook()
         except BeffError:
             if not parts.listing(where):
                 raise
@@ -256,9 +266,15 @@ class ResultFile:
 
     def _aborted(self) -> None:
         """A run aborted after its file was finished (a rank stopped after the last result)
-        keeps its status: every result is there."""
-        if not self.finished:
-            self.finish("aborted")
+        keeps its status: every result is there. A signal that comes while the main thread
+        merges waits for that merge (and then finds the file finished)."""
+        if not self._finishing.acquire(timeout=MERGE_WAIT_S):
+            return  # the merge is stuck: the watcher finishes the file once this rank is gone
+        try:
+            if not self.finished:
+                self._finish("aborted", {})
+        finally:
+            self._finishing.release()
 
     def guard(self) -> None:
         """Rank 0, once the file exists: an exception here or a signal marks it aborted (the
@@ -268,6 +284,20 @@ class ResultFile:
 
         _mpi.on_abort(self._aborted)
         self._watcher = watch.start(self.path, self.run_id)
+
+
+MERGE_WAIT_S = 10.0  # how long an abort waits for the main thread's final merge
+SLOW_MERGE_ENV = "BEFF_TEST_SLOW_MERGE"  # test-only: seconds the final merge lasts longer
+
+
+def _slow_merge_hook() -> None:
+    """Test-only: ``BEFF_TEST_SLOW_MERGE=S`` says so on stderr and makes the final merge
+    last S seconds more, in the file's update, so that a test can kill the job mid-merge."""
+    seconds = os.environ.get(SLOW_MERGE_ENV)
+    if seconds:
+        sys.stderr.write("beff: test hook: merging the results\n")
+        sys.stderr.flush()
+        time.sleep(float(seconds))
 
 
 def _dataset(g: h5py.Group, name: str, data: Any, units: str, what: str) -> None:

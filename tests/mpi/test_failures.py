@@ -22,6 +22,7 @@ from tests.mpirun import (
     launcher,
     mpi_env,
     mpirun,
+    rank_pids,
     stop_a_rank_of,
 )
 
@@ -36,8 +37,10 @@ def test_exception_on_one_rank_aborts_the_job(nprocs: int, rank: int, tmp_path: 
     r = mpirun(nprocs, "imb", "mpi1", *QUICK, "PingPong", "Sendrecv", "-o", str(out),
                env={"BEFF_TEST_FAIL": f"{rank}:Sendrecv"}, timeout=60)
     assert time.monotonic() - start < 30
-    assert r.returncode != 0
+    assert r.returncode == 1, r.stderr  # the failing rank's code, not SIGTERM's 143
     assert f"beff: error on rank {rank}: RuntimeError: injected failure" in r.stderr
+    if rank != 0:  # rank 0 ends the job and names the rank that failed
+        assert f"beff: rank {rank} failed: the job ends, results so far are kept" in r.stderr
     assert "aborts the job" in r.stderr
     # Results measured before the failure stay in the file.
     record = load(out)
@@ -210,3 +213,52 @@ def test_sigint_marks_the_file_aborted(tmp_path: Path, to_group: bool) -> None:
     record = load(out)
     assert record.attrs["status"] == "aborted"
     assert record.measurements and record.measurements[0].benchmark == "PingPong"
+
+
+def _job_left(marker: str, wait_s: float) -> dict[int, int]:
+    """The job's ranks still alive ``wait_s`` after the launcher ended (orphans)."""
+    deadline = time.monotonic() + wait_s
+    while (left := rank_pids(marker)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
+
+
+@pytest.mark.parametrize("attempt", [1, 2])
+@pytest.mark.parametrize("after", [0.0, 1.0, 2.0])
+def test_sigterm_then_sigkill_mid_merge_leaves_no_rank_and_every_result(
+        tmp_path: Path, after: float, attempt: int) -> None:
+    """A batch system's time limit (``timeout -k``, Slurm's KillWait): SIGTERM to the
+    launcher, SIGKILL one second later, landing ``after`` seconds into rank 0's final merge
+    (made 2.5 s long by a test hook). No rank outlives the job, and the file holds every
+    result, complete or aborted, with no part or working copy left beside it."""
+    out = tmp_path / f"merge-{attempt}.h5"
+    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog",
+           "0:2", "-iter", "10", "-time", "0.1", "-o", str(out), "PingPong", "PingPing"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=mpi_env({"BEFF_TEST_SLOW_MERGE": "2.5"}),
+                            start_new_session=True)
+    assert proc.stderr is not None
+    try:
+        for line in proc.stderr:
+            if "test hook: merging the results" in line:
+                break
+        else:
+            raise AssertionError("the run ended before its final merge")
+        time.sleep(after)
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(1.0)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        orphans = _job_left(str(out), 30.0)
+    finally:
+        kill_group(proc)
+    assert orphans == {}, f"ranks outlived the job: {orphans}"
+    status, _ = stored_status(out)
+    assert status in ("complete", "aborted"), status
+    assert [m.benchmark for m in load(out).measurements] == ["PingPong", "PingPing"]
+    deadline = time.monotonic() + 20
+    while (extra := sorted(p.name for p in tmp_path.iterdir() if p != out)) and \
+            time.monotonic() < deadline:
+        time.sleep(0.2)  # the watcher merges what a killed rank 0 left
+    assert extra == []
