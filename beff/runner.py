@@ -174,6 +174,7 @@ class _Rank0:
         self.view: View = suite.load("view")
         self.record = RunRecord(attrs=attrs, ranks=ranks)
         self.out = ResultFile(cfg.output or default_output())
+        self.out.watch()  # first: a kill during the creation leaves no working copy
         self.out.create(attrs, ranks, exclusive=not cfg.force)
         self.out.guard()
         self.stdout = terminal.console()

@@ -117,6 +117,7 @@ def init(thread_level: str = "single",
     import mpi4py
 
     mpi4py.rc.thread_level = thread_level
+    injected_stop("mpi_init")
     # Results are flushed per benchmark; MPI_Finalize at exit is mpi4py's job.
     from mpi4py import MPI
 
@@ -235,14 +236,15 @@ def injected_fault(benchmark: str, rank: int) -> None:
 
 def injected_stop(point: str) -> None:
     """Test-only hook: ``BEFF_TEST_STOP=RANK:POINT`` stops that rank with SIGSTOP (as a
-    hung node or a user's ^Z would) at that point of start-up, once: ``init`` (MPI_Init
-    done), ``backend`` (selecting the timed loops), ``metadata`` (each rank's facts),
-    ``calibration`` (in IMB's first calibration, before its first reduction), ``end`` (after
+    hung node or a user's ^Z would) at that point of start-up, once: ``mpi_init`` (just
+    before MPI_Init, by the launcher's rank), ``init`` (MPI_Init done), ``backend``
+    (selecting the timed loops), ``metadata`` (each rank's facts), ``calibration`` (in IMB's first calibration, before its first reduction), ``end`` (after
     the last measurement)."""
     target = os.environ.get("BEFF_TEST_STOP")
-    if not target or _MPI is None:
+    if not target:
         return
-    if target.lower() == f"{_MPI.COMM_WORLD.Get_rank()}:{point}".lower():
+    rank = _MPI.COMM_WORLD.Get_rank() if _MPI is not None else env_rank()
+    if target.lower() == f"{rank}:{point}".lower():
         del os.environ["BEFF_TEST_STOP"]
         sys.stderr.write(f"beff: test hook: rank stops at {point}\n")
         sys.stderr.flush()

@@ -149,3 +149,24 @@ def sweep_after_job() -> list[str]:
     world id (:func:`remember_job`); nothing otherwise."""
     wid = os.environ.get(JOB_ENV, "")
     return sweep(wid) if re.fullmatch(r"[0-9a-f]+", wid) else []
+
+
+def sweep_transient(since: float) -> list[str]:
+    """Remove MPICH's transient segments (``mpich_shar_tmp*``) made since ``since`` (a
+    time.time()) by this user that no live process maps: the one a rank killed inside the
+    call that makes it leaves (MPICH unlinks it once every rank has attached, within that
+    call; a live one is mapped by its maker from the start). Returns the names removed."""
+    removed: list[str] = []
+    try:
+        candidates = [p for p in SHM_DIR.iterdir() if TRANSIENT.fullmatch(p.name)]
+    except OSError:
+        return removed
+    for path in candidates:
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        if st.st_uid == os.getuid() and st.st_mtime >= since and \
+                not _mapped_by_anyone(path) and _unlink(path.name):
+            removed.append(path.name)
+    return removed

@@ -114,8 +114,10 @@ class ResultFile:
         built aside and appears complete, so a reader never finds it half written."""
         try:
             self._room(FILE_OVERHEAD_BYTES)
-            with atomic.created(self.path, exclusive) as new, h5py.File(new, "w") as f:
-                self._create(f, attrs, ranks)
+            with atomic.created(self.path, exclusive) as new:
+                with h5py.File(new, "w") as f:
+                    self._create(f, attrs, ranks)
+                _test_pause("BEFF_TEST_SLOW_CREATE", "creating the result file")
         except FileExistsError:
             raise BeffError(f"cannot create result file {self.path}: another run is writing "
                             f"{self.path}") from None
@@ -248,7 +250,7 @@ class ResultFile:
             with self._update(parts.total_size(where) + FILE_OVERHEAD_BYTES, factor=1) as f:
                 parts.merge_into(f, where)
                 self._set(f, attrs)
-                _slow_merge_hook()
+                _test_pause("BEFF_TEST_SLOW_MERGE", "merging the results")
         except BeffError:
             if not parts.listing(where):
                 raise
@@ -276,26 +278,33 @@ class ResultFile:
         finally:
             self._finishing.release()
 
+    def watch(self) -> None:
+        """Rank 0, before it creates the file: a watcher process that, when this process is
+        killed (a rank failing on another host, or a killed job), removes a copy it was
+        building (the file's creation too), marks the file aborted and merges the results
+        into it."""
+        if self._watcher is None:
+            self._watcher = watch.start(self.path, self.run_id)
+
     def guard(self) -> None:
         """Rank 0, once the file exists: an exception here or a signal marks it aborted (the
-        abort hook), and so does a watcher process when this process is killed (a rank
-        failing on another host, or a killed job); either merges the results into it."""
+        abort hook), and the watcher (:meth:`watch`) when this process is killed."""
         from beff.core import mpi as _mpi
 
+        self.watch()
         _mpi.on_abort(self._aborted)
-        self._watcher = watch.start(self.path, self.run_id)
 
 
 MERGE_WAIT_S = 10.0  # how long an abort waits for the main thread's final merge
-SLOW_MERGE_ENV = "BEFF_TEST_SLOW_MERGE"  # test-only: seconds the final merge lasts longer
 
 
-def _slow_merge_hook() -> None:
-    """Test-only: ``BEFF_TEST_SLOW_MERGE=S`` says so on stderr and makes the final merge
-    last S seconds more, in the file's update, so that a test can kill the job mid-merge."""
-    seconds = os.environ.get(SLOW_MERGE_ENV)
+def _test_pause(variable: str, what: str) -> None:
+    """Test-only: ``BEFF_TEST_SLOW_MERGE=S`` (the final merge, in the file's update) or
+    ``BEFF_TEST_SLOW_CREATE=S`` (the file's creation, in its working copy) says so on stderr
+    and lasts S seconds more, so that a test can kill the job there."""
+    seconds = os.environ.get(variable)
     if seconds:
-        sys.stderr.write("beff: test hook: merging the results\n")
+        sys.stderr.write(f"beff: test hook: {what}\n")
         sys.stderr.flush()
         time.sleep(float(seconds))
 

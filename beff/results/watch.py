@@ -151,13 +151,71 @@ def finished(proc: subprocess.Popen[bytes] | None) -> None:
         pass  # a watcher gone: nothing to tell
 
 
+LOOK_S = 0.2  # until it is told a file, how often the watcher looks at the writer's maps
+
+
+def _first_line(writer: int) -> tuple[bytes, str]:
+    """The line that tells the file, or what came before the end of input; and the MPI
+    job's world id as seen meanwhile in the segments that the writer maps (MPICH's, made
+    in MPI_Init: a job that never gets past it leaves them otherwise)."""
+    fd = sys.stdin.buffer.fileno()
+    data = b""
+    job = ""
+    launcher = _parent_of(writer)
+    while b"\n" not in data:
+        if not job:
+            job = _job_seen(writer, launcher)
+        if not select.select([fd], [], [], LOOK_S if not job else None)[0]:
+            continue
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        data += chunk
+    head, newline, rest = data.partition(b"\n")
+    _rest.append(rest)
+    return head + newline, job
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return int(fh.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _job_seen(writer: int, launcher: int | None) -> str:
+    """The MPICH world id in the segments that the writer maps, or else one of its sibling
+    processes (the launcher's other ranks on this node: the node's first rank to reach
+    MPI_Init makes the segment, which need not be the writer); "" if none yet."""
+    names = shm.mapped(writer, unlinked=True)
+    if not names and launcher is not None and launcher > 1:
+        try:
+            with open(f"/proc/{launcher}/task/{launcher}/children") as fh:
+                siblings = [int(p) for p in fh.read().split()]
+        except (OSError, ValueError):
+            siblings = []
+        for pid in siblings:
+            if pid != writer and (names := shm.mapped(pid, unlinked=True)):
+                break
+    return shm.world_id(names) or ""
+
+
+_rest: list[bytes] = []  # what came after the first line (the writer's DONE, if that soon)
+
+
 def main() -> int:
     """The run id, the file and the MPI job come as one line: RUN_ID, the file name's bytes
     in hex, and the job's world id ("-": none). The end of input before it: the writer
     ended before it made a file."""
     writer = os.getppid()  # started by the writer itself
-    line = sys.stdin.buffer.readline()
-    if not line.endswith(b"\n"):
+    started = time.time()
+    line, job_seen = _first_line(writer)
+    if not line.endswith(b"\n"):  # the writer ended before it made a file: in MPI_Init,
+        if job_seen:  # say, where MPICH made the node's segment; once its ranks are gone
+            os.environ[shm.JOB_ENV] = job_seen
+            shm.sweep_after_job()
+        shm.sweep_transient(started)
         return 0
     run_id, name, job = line.decode().split()
     path = Path(os.fsdecode(bytes.fromhex(name)))
@@ -165,13 +223,14 @@ def main() -> int:
         os.environ[shm.JOB_ENV] = job  # for the sweep of the job's segments at the end
     sys.stdout.buffer.write(b"R")  # ready: the writer may go on measuring
     sys.stdout.buffer.flush()
-    told = b""
-    while chunk := sys.stdin.buffer.read(4096):  # end of file: the writer is gone, however
+    told = b"".join(_rest)
+    while chunk := os.read(sys.stdin.buffer.fileno(), 4096):  # end of file: the writer is gone, however
         told += chunk  # it ended
     atomic.remove_copies(path, writer)  # a writer killed in an update leaves its copy
     if DONE not in told:
         mark_if_running(path, run_id)
     shm.sweep_after_job()  # the job's MPICH segments, once its ranks are gone
+    shm.sweep_transient(started)
     return 0
 
 

@@ -262,3 +262,31 @@ def test_sigterm_then_sigkill_mid_merge_leaves_no_rank_and_every_result(
             time.monotonic() < deadline:
         time.sleep(0.2)  # the watcher merges what a killed rank 0 left
     assert extra == []
+
+
+def test_sigkill_while_the_file_is_created_leaves_no_working_copy(tmp_path: Path) -> None:
+    """Rank 0 killed while it builds the result file aside (made 5 s long by a test hook):
+    its watcher, told the name before the creation, removes the working copy."""
+    out = tmp_path / "created.h5"
+    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog",
+           "0:2", "-o", str(out), "PingPong"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=mpi_env({"BEFF_TEST_SLOW_CREATE": "5"}),
+                            start_new_session=True)
+    assert proc.stderr is not None
+    try:
+        for line in proc.stderr:
+            if "test hook: creating the result file" in line:
+                break
+        else:
+            raise AssertionError("the run never created its file")
+        assert [p.name for p in tmp_path.iterdir()] != []  # the working copy, hidden
+        os.kill(rank_pids(str(out))[0], signal.SIGKILL)
+        proc.wait(timeout=60)
+    finally:
+        kill_group(proc)
+    deadline = time.monotonic() + 20
+    while (left := sorted(p.name for p in tmp_path.iterdir())) and \
+            time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert left == []

@@ -129,3 +129,38 @@ def test_no_segment_of_the_job_is_left(end: str, keep: bool, tmp_path: Path,
     # another job's live segment, and a dead job's, are not this job's
     assert all(p.exists() for p in other_job)
     assert stale_segment.exists()
+
+
+def _segments() -> set[str]:
+    return {p.name for p in shm.SHM_DIR.glob("mpich_*")}
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_a_job_stopped_in_mpi_init_leaves_no_segment(rank: int, tmp_path: Path,
+                                                     other_job: list[Path],
+                                                     stale_segment: Path) -> None:
+    """A rank stopped just before MPI_Init: the others wait inside it (the node's segment
+    made by whichever rank came first), until the backstop of --stall-timeout ends them.
+    Rank 0's watcher saw the segment in its maps or its sibling ranks' and removes it."""
+    before = _segments()
+    out = tmp_path / "init.h5"
+    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog",
+           "0:2", "--stall-timeout", "4", "-o", str(out), "PingPong"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=mpi_env({"BEFF_TEST_STOP": f"{rank}:mpi_init"}),
+                            start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        kill_group(proc)
+    assert "beff: test hook: rank stops at mpi_init" in err, err
+    assert proc.returncode != 0
+    deadline = time.monotonic() + GONE_WAIT_S
+    while (new := _segments() - before) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for name in new:  # a failed test leaves none either
+        (shm.SHM_DIR / name).unlink(missing_ok=True)
+    assert new == set(), err
+    assert not out.exists()
+    assert all(p.exists() for p in other_job)
+    assert stale_segment.exists()

@@ -139,3 +139,28 @@ def test_nothing_to_do_without_mpich_segments(made: list[Path]) -> None:
     then = "from beff.core import shm\nprint(shm.release_mapped(startup=True), flush=True)"
     out = finish(mapper(path, then))
     assert out.strip() == "[]" and path.exists()
+
+
+def test_sweep_transient_removes_only_new_unmapped_ones(made: list[Path]) -> None:
+    """MPICH's mpich_shar_tmp segments: one that a rank killed inside its making left (new,
+    mapped by nobody) goes; one still mapped, and one older than the job, stay."""
+    import time
+
+    def transient(name: str) -> Path:
+        path = shm.SHM_DIR / f"mpich_shar_tmp{name}"
+        path.write_bytes(b"\0" * 4096)
+        made.append(path)
+        return path
+
+    old = transient(secrets.token_hex(3))
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    since = time.time() - 1
+    left, held = transient(secrets.token_hex(3)), transient(secrets.token_hex(3))
+    proc = mapper(held)
+    try:
+        assert shm.sweep_transient(since) == [left.name]
+        assert held.exists() and old.exists() and not left.exists()
+    finally:
+        finish(proc)
+    assert shm.sweep_transient(since) == [held.name]  # its last process is gone
+    assert old.exists()
