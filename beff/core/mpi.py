@@ -238,8 +238,8 @@ def injected_stop(point: str) -> None:
     """Test-only hook: ``BEFF_TEST_STOP=RANK:POINT`` stops that rank with SIGSTOP (as a
     hung node or a user's ^Z would) at that point of start-up, once: ``mpi_init`` (just
     before MPI_Init, by the launcher's rank), ``init`` (MPI_Init done), ``backend``
-    (selecting the timed loops), ``metadata`` (each rank's facts), ``calibration`` (in IMB's first calibration, before its first reduction), ``end`` (after
-    the last measurement)."""
+    (selecting the timed loops), ``metadata`` (each rank's facts), ``calibration`` (in IMB's
+    first calibration, before its first reduction), ``end`` (after the last measurement)."""
     target = os.environ.get("BEFF_TEST_STOP")
     if not target:
         return

@@ -224,8 +224,9 @@ def main() -> int:
     sys.stdout.buffer.write(b"R")  # ready: the writer may go on measuring
     sys.stdout.buffer.flush()
     told = b"".join(_rest)
-    while chunk := os.read(sys.stdin.buffer.fileno(), 4096):  # end of file: the writer is gone, however
-        told += chunk  # it ended
+    # end of file: the writer is gone, however it ended
+    while chunk := os.read(sys.stdin.buffer.fileno(), 4096):
+        told += chunk
     atomic.remove_copies(path, writer)  # a writer killed in an update leaves its copy
     if DONE not in told:
         mark_if_running(path, run_id)
