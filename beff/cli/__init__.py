@@ -8,7 +8,29 @@ import sys
 
 def main(argv: list[str] | None = None) -> None:
     """The ``beff`` command. Every usage error, typer's own parse errors included, ends as
-    one ``beff: error:`` line printed once (by rank 0 under mpiexec) and exit code 2."""
+    one ``beff: error:`` line printed once (by rank 0 under mpiexec) and exit code 2; a
+    Ctrl-C before the job handles it, or in a command without MPI, as one line and 130."""
+    try:
+        _main(argv)
+    except KeyboardInterrupt:
+        interrupted()
+
+
+def interrupted() -> None:
+    """Ctrl-C: one line (rank 0's), exit 130 (:func:`beff.core.runtime.interrupted_exit`;
+    while the modules still load, without them)."""
+    runtime = sys.modules.get("beff.core.runtime")
+    if runtime is not None and hasattr(runtime, "interrupted_exit"):
+        runtime.interrupted_exit()
+    import os
+
+    if not any(os.environ.get(v, "0") not in ("", "0") for v in
+               ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID")):
+        sys.stderr.write("beff: interrupted (SIGINT)\n")
+    os._exit(130)
+
+
+def _main(argv: list[str] | None) -> None:
     from beff.core import runtime
     from beff.core.errors import UsageError
 
@@ -31,6 +53,8 @@ def main(argv: list[str] | None = None) -> None:
     except UsageError as exc:
         runtime.usage_exit(str(exc))
     except Exception as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):  # click's Abort for a Ctrl-C
+            runtime.interrupted_exit()
         format_message = getattr(exc, "format_message", None)
         if getattr(exc, "exit_code", None) != 2 or format_message is None:
             raise

@@ -10,6 +10,7 @@ the same branch: a bad value makes all ranks exit 2 within a fraction of a secon
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import os
 import sys
@@ -20,7 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NoReturn, TypeVar
 
 from beff.core import mpi as _mpi
-from beff.core.errors import UsageError
+from beff.core.errors import INTERRUPTED, UsageError
 
 T = TypeVar("T")
 OTHER_RANKS_EXIT_DELAY = 0.5
@@ -48,6 +49,22 @@ def usage_exit(message: str) -> NoReturn:
     else:
         time.sleep(OTHER_RANKS_EXIT_DELAY)
     sys.exit(UsageError.exit_code)
+
+
+def interrupted_exit() -> NoReturn:
+    """Ctrl-C where the job's own handling of SIGINT is not in place yet (imports, MPI_Init)
+    or at all (commands without MPI): one line, from rank 0 only, and exit code 130."""
+    rank = _mpi.mpi().COMM_WORLD.Get_rank() if _mpi.initialized() else _mpi.env_rank()
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+        if rank in (None, 0):
+            sys.stderr.write("beff: interrupted (SIGINT)\n")
+            sys.stderr.flush()
+    if rank not in (None, 0):  # rank 0's line first: the launcher ends the job on an exit
+        time.sleep(OTHER_RANKS_EXIT_DELAY)
+    if _mpi.initialized():
+        _mpi.mpi().COMM_WORLD.Abort(INTERRUPTED)
+    os._exit(INTERRUPTED)  # not sys.exit: a second Ctrl-C would interrupt the tear-down
 
 
 def run_job(thread_level: str, prepare: Callable[[types.ModuleType], T],
