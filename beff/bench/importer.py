@@ -26,11 +26,22 @@ from beff.results import columns
 from beff.results.imported import ImportFailure, utc_time
 from beff.results.model import COLUMNS_BY_KIND, OK, OUT_OF_MEM, TIME_OUT, Measurement, RunRecord
 
-TITLE = re.compile(r"Intel\s*\(R\)\s*MPI\s+Benchmarks?\s+(?:Suite\s+)?V?(\d[\w.]*)"
+# The title of every IMB from 3.x to 2021.x ("Intel (R) MPI Benchmarks 4.1 Update 1", "... 2017
+# update 2", "... 2019 Update 5") and of its forerunner ("PALLAS MPI Benchmark Suite V2.2"):
+# group 1 the program, 2 the version as printed, 3 the part.
+TITLE = re.compile(r"(Intel\s*\(R\)\s*MPI\s+Benchmarks?|PALLAS\s+MPI\s+Benchmarks?)\s+"
+                   r"(?:Suite\s+)?(V?\d[\w.]*(?:\s+[Uu]pdate\s+\d+)?)"
                    r"(?: layout\))?,\s*(\S+(?: \S+)*?)\s+part")
+# A log without its title (cut above it) still names the program in its calling sequence.
+PROGRAM = re.compile(r"^#\s*(?:\S*/)?IMB-(MPI1|NBC|MPI4|EXT|RMA|IO|P2P|MT)\b", re.M)
+PART_OF_PROGRAM = {"MPI1": "MPI-1", "NBC": "MPI-NBC", "MPI4": "MPI-4", "EXT": "MPI-2",
+                   "RMA": "MPI-RMA", "IO": "MPI-IO", "P2P": "IMB-P2P", "MT": "MT"}
+FINALIZE = "# All processes entering MPI_Finalize"
+MAX_COUNT = 1 << 62  # sizes and repetitions beyond this are no IMB's
 BLOCK = re.compile(r"^# Benchmarking (Multi-)?(\S+)(?:\s+\((.*)\))?\s*$")
 GROUPS = re.compile(r"^# \( (\d+) groups of (\d+) processes each running simultaneous \)")
-PROCESSES = re.compile(r"^# #processes = (\d+)(?:\s*\(threads: (\d+)\))?(;\s*rank order)?")
+PROCESSES = re.compile(r"^# (?:\( )?#processes = (\d+)(?:\s*\(threads: (\d+)\))?"
+                       r"(;\s*rank order)?")
 GROUP_RANKS = re.compile(r"^# Group\s+(\d+):((?:\s+\d+)*)\s*$")
 IDLE = re.compile(r"^# \( (\d+) additional process(?:es)? waiting in MPI_Barrier\)")
 MODE = re.compile(r"^#\s+MODE: (\S+)")
@@ -74,6 +85,7 @@ class Header:
 
     version: str = ""
     part: str = ""
+    program: str = "imb"  # "pmb": the PALLAS MPI Benchmarks, IMB's forerunner
     info: dict[str, str] = field(default_factory=dict)
     command: list[str] = field(default_factory=list)
     min_len: int | None = None
@@ -85,11 +97,20 @@ class Header:
 
 
 def sniff(text: str) -> str | None:
-    """``IMB <version> text (<part> part)`` when ``text`` is IMB's output, else None."""
-    head = TITLE.search(text[:65536])
-    if head is None or "# Benchmarking " not in text:
+    """``IMB <version> text (<part> part)`` when ``text`` is IMB's output, else None. Several
+    runs in one text are ``IMB text (N runs: ...)``."""
+    if "# Benchmarking " not in text:
         return None
-    return f"IMB {head.group(1)} text ({head.group(2)} part)"
+    heads = TITLE.findall(text)
+    if not heads:
+        program = PROGRAM.search(text[:65536])
+        return None if program is None else \
+            f"IMB text without its title ({PART_OF_PROGRAM[program.group(1)]} part)"
+    names = [f"{'PMB' if p.upper().startswith('PALLAS') else 'IMB'} {v.removeprefix('V')} "
+             f"text ({part} part)" for p, v, part in heads]
+    if len(names) == 1:
+        return names[0]
+    return f"IMB text ({len(names)} runs: {', '.join(dict.fromkeys(names))})"
 
 
 def _number(token: str) -> float:
@@ -114,7 +135,8 @@ def parse_header(lines: list[str]) -> Header:
         head = TITLE.search(line)
         key = body.split(":", 1)[0].strip() if ":" in body else ""
         if head and not h.part:
-            h.version, h.part = head.group(1), head.group(2)
+            h.version, h.part = head.group(2).removeprefix("V"), head.group(3)
+            h.program = "pmb" if head.group(1).upper().startswith("PALLAS") else "imb"
         elif key in INFO:
             h.info[INFO[key]] = _value_after_colon(body)
         elif key == "MPI Version":
@@ -198,6 +220,9 @@ def _row(b: Block, line: str) -> None:
         if not sized or len(tokens) <= at or not tokens[at].isdigit():
             return
         need = NEEDED.search(line)
+        if int(tokens[at]) >= MAX_COUNT:
+            raise ImportFailure(f"{b.name}: #bytes {tokens[at]} is out of range (a damaged "
+                                "log?)")
         b.rows.append((group, int(tokens[at]), None,
                        TIME_OUT if "time-out" in line else OUT_OF_MEM,
                        float(need.group(1)) if need else math.nan))
@@ -205,6 +230,10 @@ def _row(b: Block, line: str) -> None:
     if len(tokens) != len(b.headers) or (grouped and group is None):
         return
     values = [_number(t) for t in tokens]
+    for k, header in enumerate(b.headers):
+        if header in ("#bytes", "#repetitions", "Group") and not 0 <= values[k] < MAX_COUNT:
+            raise ImportFailure(f"{b.name}: {header} {tokens[k]} is out of range (a damaged "
+                                "log?)")
     size = int(values[at]) if sized and math.isfinite(values[at]) else -1
     b.rows.append((group, size, values, OK, math.nan))
 
@@ -241,20 +270,26 @@ def measurement(suite: str, b: Block, multi: int | None, sync_size: int) -> Meas
                         np.zeros((0, 0, 0)), np.zeros((0, 0, 0)), columns=tuple(declared))
     if spec is None or [c for c in ids if c] != table_columns(probe):
         declared = [c for c in ids if c and c != "defects"]
+    # Each row is a size of its own, in the order printed: a size printed twice (IMB's
+    # reductions round -msglen's lengths to whole elements) stays twice. A table with a Group
+    # column prints one row per group for each size: a new size starts where the group
+    # number does not grow.
+    index: list[int] = []
     sizes: list[int] = []
-    for _, size, _, _, _ in b.rows:
-        if size not in sizes:
+    last_group = -1
+    for group, size, _, _, _ in b.rows:
+        if group is None or group <= last_group or not sizes or sizes[-1] != size:
             sizes.append(size)
-    if sizes == [-1]:
-        sizes = [sync_size]
+        index.append(len(sizes) - 1)
+        last_group = group if group is not None else -1
+    sizes = [sync_size if size == -1 else size for size in sizes]
     ngroups_printed = b.ngroups if grouped else 1
     S = len(sizes)
     printed = {cid: np.full((S, ngroups_printed), np.nan) for cid in ids if cid}
     reps = np.zeros(S, dtype=np.int64)
     status = [OK] * S
     needed = np.full(S, np.nan)
-    for group, size, values, state, need in b.rows:
-        s = sizes.index(sync_size if size == -1 else size)
+    for s, (group, _, values, state, need) in zip(index, b.rows, strict=True):
         g = group if group is not None and group < ngroups_printed else 0
         if values is None:
             status[s], needed[s] = state, need
@@ -304,13 +339,24 @@ def _kind(headers: list[str]) -> str:
     return "collective"
 
 
-def _suite_of(part: str) -> str:
-    """The IMB-style suite whose view prints ``part`` (IMB's component name)."""
-    for s in suites.suites():
-        if s.importer == IMPORTER_NAME and getattr(s.load("view"), "part", None) == part:
-            return s.name
-    raise ImportFailure(f"IMB's {part} part is not a component beff knows")
+def _suite_of(part: str, names: list[str]) -> str:
+    """The IMB-style suite whose view prints ``part`` (IMB's component name). IMB 3.x and
+    4.x printed "MPI-2 part" for both IMB-EXT and IMB-IO: there the benchmarks tell."""
+    imb = [s for s in suites.suites() if s.importer == IMPORTER_NAME]
+    parts = {s.name: getattr(s.load("view"), "part", None) for s in imb}
+    found = [s.name for s in imb if parts[s.name] == part]
 
+    def known(suite: str) -> int:
+        return sum(_spec(suite, n) is not None for n in names) if suites.get(suite).benchmarks \
+            else 0
+
+    if part == "MPI-2" and names:
+        best = max((s.name for s in imb), key=known)
+        if known(best) > (known(found[0]) if found else 0):
+            return best
+    if found:
+        return found[0]
+    raise ImportFailure(f"IMB's {part} part is not a component beff knows")
 
 
 def _config(h: Header, multi: int | None, sizes: list[int]) -> dict[str, Any]:
@@ -338,17 +384,53 @@ def _multi_flag(command: list[str]) -> int | None:
     return None
 
 
-def parse(text: str) -> RunRecord:
-    """IMB's text as a beff run: its header as the run's attributes, each block as a
-    Measurement of the component's suite. Raises ImportFailure when nothing is found."""
+def split_runs(lines: list[str]) -> list[list[str]]:
+    """The runs of a text, each from its title line (batch jobs append several runs to one
+    output file); what comes before the first title belongs to the first run."""
+    starts = [i for i, line in enumerate(lines) if TITLE.search(line)]
+    cuts = [0, *starts[1:], len(lines)]
+    return [lines[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
+
+
+def parse_all(text: str) -> list[RunRecord]:
+    """Every IMB run in ``text`` as a beff run of its own (:func:`parse_run`), in order."""
     lines = text.replace("part#-", "part\n#-").splitlines()
+    runs = split_runs(lines)
+    return [parse_run(run, k + 1 if len(runs) > 1 else 0) for k, run in enumerate(runs)]
+
+
+def parse(text: str) -> RunRecord:
+    """The one IMB run in ``text``; ImportFailure if it holds several (:func:`parse_all`)."""
+    records = parse_all(text)
+    if len(records) > 1:
+        raise ImportFailure(f"the text holds {len(records)} runs (parse_all reads each)")
+    return records[0]
+
+
+def parse_run(lines: list[str], number: int = 0) -> RunRecord:
+    """One IMB run's text as a beff run: its header as the run's attributes, each block as a
+    Measurement of the component's suite. ``number``: its place among the runs of the text
+    (0: the only one). Raises ImportFailure when nothing is found.
+
+    A run without IMB's closing line (killed, or its log cut) is ``incomplete``, with a
+    warning that names what is missing: the benchmarks listed but not printed, and a last
+    table that stops short of the largest size."""
     h = parse_header(lines)
+    where = f"run {number}: " if number else ""
+    warnings: list[str] = []
     if not h.part:
-        raise ImportFailure("no IMB title line (Intel(R) MPI Benchmarks ..., ... part)")
-    suite = _suite_of(h.part)
+        named = next((m for line in lines[:200] if (m := PROGRAM.match(line))), None)
+        if named is None:
+            raise ImportFailure(f"{where}no IMB title line (Intel(R) MPI Benchmarks ..., ... "
+                                "part)")
+        h.part = PART_OF_PROGRAM[named.group(1)]
+        h.command = h.command or named.string[1:].split()
+        warnings.append("the log starts without IMB's title: the version and the system "
+                        "are unknown")
     blocks = parse_blocks(lines)
     if not blocks:
-        raise ImportFailure(f"IMB {h.part} text without a benchmark table")
+        raise ImportFailure(f"{where}IMB {h.part} text without a benchmark table")
+    suite = _suite_of(h.part, [b.name for b in blocks])
     multi = _multi_flag(h.command)
     sync_size = h.max_len if h.max_len is not None else 0
     results = [measurement(suite, b, multi, sync_size) for b in blocks]
@@ -356,17 +438,40 @@ def parse(text: str) -> RunRecord:
                  if line.startswith("# Date ")), "")
     world = max((b.nprocs * b.ngroups + b.idle for b in blocks), default=0)
     names = h.names or list(dict.fromkeys(m.benchmark for m in results))
+    finished = any(line.startswith(FINALIZE) for line in lines)
+    if not finished:
+        warnings.append(_unfinished(h, blocks, names))
     attrs: dict[str, Any] = {
-        "suite": suite, "nprocs": world, "status": "complete", "created": utc_time(date),
+        "suite": suite, "nprocs": world, "status": "complete" if finished else "incomplete",
+        "created": utc_time(date),
         "command_line": h.command, "benchmarks": names,
         "benchmark_comments": {k: v for k, v in h.comments.items() if v},
         "config": _config(h, multi, [int(s) for m in results for s in m.sizes]),
         "host": {k: h.info.get(k, "") for k in INFO.values()},
         "mpi": {"standard_version": h.info.get("mpi_version", ""),
                 "thread_level": h.info.get("thread_level", "single"), "library_version": ""},
-        "versions": {"imb": h.version}, "placement": {}, "warnings": [],
+        "versions": {h.program: h.version}, "placement": {}, "warnings": warnings,
     }
+    if number:
+        attrs["imported"] = {"run": number}
     return RunRecord(attrs=attrs, results=list(results))
+
+
+def _unfinished(h: Header, blocks: list[Block], names: list[str]) -> str:
+    """The warning of a run without IMB's closing line: what it lacks."""
+    printed = {b.name.lower() for b in blocks}
+    missing = [n for n in names if n.lower().removeprefix("(multi-)") not in printed]
+    text = ("the log ends without IMB's closing line (\"All processes entering "
+            "MPI_Finalize\"): the run did not finish, or its log was cut")
+    last = blocks[-1]
+    sizes = [size for _, size, _, _, _ in last.rows if size >= 0]
+    if h.max_len is not None and sizes and max(sizes) < h.max_len and \
+            not any(state != OK for _, _, _, state, _ in last.rows):
+        text += (f"; the last table ({last.name} at {last.nprocs} processes) stops at "
+                 f"{max(sizes)} bytes of {h.max_len}")
+    if missing:
+        text += f"; listed but not in the log: {', '.join(missing)}"
+    return text
 
 
 @dataclass(frozen=True)
@@ -378,6 +483,9 @@ class ImbTextImporter:
 
     def parse(self, text: str, path: Path) -> RunRecord:
         return parse(text)
+
+    def parse_all(self, text: str, path: Path) -> list[RunRecord]:
+        return parse_all(text)
 
 
 IMPORTER_NAME = "beff.bench.importer:IMPORTER"

@@ -216,14 +216,21 @@ def import_cmd(
     from beff.results import imported
 
     out = output if output is not None else source.with_suffix(".h5")
-    record = imported.read(source)
-    if out.exists() and out.resolve() == source.resolve():
-        raise UsageError(f"-o {out}: that is the file to import")
-    check_output_path(str(out), force)
-    imported.write(record, out, force)
-    count = len(record.results)
-    typer.echo(f"{source} ({record.attrs['imported']['format']}): {count} result"
-               f"{'s' if count != 1 else ''} written to {out}", err=True)
+    records = imported.read_all(source)
+    targets = imported.outputs(out, len(records))
+    for target in targets:
+        if target.exists() and source.exists() and target.samefile(source):
+            raise UsageError(f"-o {target}: that is the file to import")
+        check_output_path(str(target), force)
+    fmt = records[0].attrs["imported"]["format"]
+    for record, target in zip(records, targets, strict=True):
+        imported.write(record, target, force)
+        count = len(record.results)
+        run = f"run {record.attrs['imported']['run']}: " if len(records) > 1 else ""
+        state = "" if record.attrs.get("status") == "complete" else \
+            f" ({record.attrs.get('status')}: {'; '.join(record.attrs.get('warnings', []))})"
+        typer.echo(f"{source} ({fmt}): {run}{count} result{'s' if count != 1 else ''} "
+                   f"written to {target}{state}", err=True)
 
 
 @app.command("report")

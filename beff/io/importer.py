@@ -35,7 +35,6 @@ CRITERION = re.compile(r"criterion (\d): .* -- (reached|NOT reached)")
 ERRORS = re.compile(r"error count \((\d+)\)")
 FINAL = re.compile(r"^ ?b_eff_io =\s*([\d.]+) MB/s on (\d+) processes.*$", re.M)
 UNAME = ("system name", "hostname", "OS release", "OS version", "machine")
-ROWS = tuple(plan.row_key(c) for c in plan.ROW_CHUNKS)
 
 
 def sniff(text: str) -> str | None:
@@ -58,13 +57,18 @@ def parse_partition(text: str, nprocs: int) -> dict[str, Any]:
     """One partition's section: PartitionFigures' keys."""
     patterns: dict[str, dict[str, dict[str, float | None]]] = {a: {} for a in ACCESSES}
     totals: dict[str, dict[str, float | None]] = {a: {} for a in ACCESSES}
+    rows = [(m.group(4), int(m.group(3)), m.group(5)) for line in text.splitlines()
+            if (m := ROW.match(line)) is not None]
+    largest = max((chunk for _, chunk, _ in rows), default=0)
+    for access, chunk, cells in rows:
+        # By the chunk printed, not the row's position: an earlier 2.1 (of 2001) prints an
+        # eighth row, 32 bytes, first. The largest chunk is Lmax.
+        key = "Lmax" if chunk == largest and chunk > plan.MIB + 8 else str(chunk)
+        for tname, value in _cells(cells.split()).items():
+            if value is not None:
+                patterns[access].setdefault(tname, {})[key] = value
     for line in text.splitlines():
-        if (m := ROW.match(line)) is not None:
-            access, pos = m.group(4), int(m.group(2))
-            for tname, value in _cells(m.group(5).split()).items():
-                if value is not None:
-                    patterns[access].setdefault(tname, {})[ROWS[pos - 1]] = value
-        elif (t := TOTAL.match(line)) is not None:
+        if (t := TOTAL.match(line)) is not None:
             totals[t.group(2)] = {k: v for k, v in _cells(t.group(3).split()).items()
                                   if v is not None}
     if (p := PAT2.search(text)) is not None:

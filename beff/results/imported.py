@@ -72,7 +72,17 @@ def _text(path: Path) -> tuple[str, str]:
 
 def read(path: str | Path) -> RunRecord:
     """The run an original program's output file holds; ImportFailure if it is none of the
-    formats beff imports."""
+    formats beff imports, or holds several runs (:func:`read_all`)."""
+    records = read_all(path)
+    if len(records) > 1:
+        raise ImportFailure(f"cannot import {path}: it holds {len(records)} runs, appended "
+                            "one after the other; read_all reads each")
+    return records[0]
+
+
+def read_all(path: str | Path) -> list[RunRecord]:
+    """Every run an original program's output file holds, in order (a batch job may append
+    several runs to one output); ImportFailure if it is none of the formats beff imports."""
     path = Path(path)
     text, digest = _text(path)
     for importer in importers():
@@ -80,20 +90,33 @@ def read(path: str | Path) -> RunRecord:
         if fmt is None:
             continue
         try:
-            record = importer.parse(text, path)
+            parse_all = getattr(importer, "parse_all", None)
+            records = parse_all(text, path) if parse_all is not None else \
+                [importer.parse(text, path)]
         except ImportFailure as exc:
             raise ImportFailure(f"cannot import {path} ({fmt}): {exc}") from None
-        except (ValueError, IndexError, KeyError) as exc:
+        except (ValueError, IndexError, KeyError, OverflowError) as exc:
             raise ImportFailure(f"cannot import {path}: it looks like {fmt}, but this part "
                                 f"does not read: {exc}") from None
-        record.attrs["imported"] = {
-            "from": str(path.resolve()), "sha256": digest, "format": fmt,
-            "raw_samples": False, "by": f"beff {__version__}",
-            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            **record.attrs.get("imported", {})}
-        record.attrs.setdefault("versions", {})["beff"] = __version__
-        return record
+        for record in records:
+            record.attrs["imported"] = {
+                "from": str(path.resolve()), "sha256": digest, "format": fmt,
+                "raw_samples": False, "by": f"beff {__version__}",
+                "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                **record.attrs.get("imported", {})}
+            if len(records) > 1:
+                record.attrs["imported"]["runs"] = len(records)
+            record.attrs.setdefault("versions", {})["beff"] = __version__
+        return records
     raise ImportFailure(f"cannot import {path}: not an output beff imports ({KNOWN})")
+
+
+def outputs(out: Path, count: int) -> list[Path]:
+    """The result files of ``count`` runs imported to ``out``: ``out`` itself for one run,
+    else ``NAME-run1.h5``, ``NAME-run2.h5``, ... beside it."""
+    if count == 1:
+        return [out]
+    return [out.with_name(f"{out.stem}-run{k}{out.suffix}") for k in range(1, count + 1)]
 
 
 def utc_time(date: str) -> str:
@@ -115,7 +138,7 @@ def write(record: RunRecord, out: str | Path, force: bool = False) -> None:
     try:
         for result in record.results:
             result_file.add(result)
-        result_file.finish("complete")
+        result_file.finish(str(record.attrs.get("status", "complete")))
     except BeffError:
         parts.remove(parts.directory(result_file.path, result_file.run_id))
         with contextlib.suppress(OSError):
