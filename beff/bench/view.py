@@ -240,8 +240,8 @@ def _styled(text: str, style: str) -> Text:
 
 
 def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Table:
-    """A terminal table for one benchmark at one process count."""
-    sure, t_avg = stats.certainty(m), stats.summarize(m).t_avg
+    """A terminal table for one benchmark at one process count; under ``-multi 1`` a row
+    per size and group (the first column says which group), as IMB prints it."""
     mode = f" ({m.mode})" if m.mode else ""
     title = f"{m.suite.upper()} {m.benchmark}{mode} — {m.nprocs} process" + (
         "es" if m.nprocs != 1 else "")
@@ -268,8 +268,14 @@ def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Tab
                        f"over the batches; cv: spread (std/mean) of the batches' {what}; ! "
                        f"unstable: cv > {stats.CV_LIMIT:.0%}, or the fastest batch > "
                        f"{stats.MIN_LIMIT:.0%} below the median")
+    groups = m.table_groups
+    if groups != [None]:
+        caption.append(f"-multi 1: a row per size and group ({len(groups)} groups of "
+                       f"{m.nprocs} processes running side by side)")
     table = Table(title=title, caption="\n".join(c for c in caption if c), box=box.SIMPLE_HEAD)
     cols = rich_columns(m)
+    if groups != [None]:
+        table.add_column("group", justify="right")
     for cid in cols:
         col = columns.lookup(cid)
         table.add_column(col.label if col else cid, justify="right")
@@ -277,21 +283,42 @@ def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Tab
     table.add_column("cv", justify="right", no_wrap=True)
     if m.checked:
         table.add_column("defects", justify="right")
-    values = columns.values(m, cols)
+    rows = {g: _rich_rows(m, cols, g) for g in groups}
+    for i in range(len(m.sizes)):
+        for g in groups:
+            row = rows[g][i]
+            if row is None:
+                continue
+            if g is not None:
+                row = [str(g) if m.status[i] == OK else "all", *row]
+            table.add_row(*row)
+            if m.status[i] != OK:  # a time-out ends the size for every group: one row
+                break
+    return table
+
+
+def _rich_rows(m: Measurement, cols: list[str], group: int | None,
+               ) -> list[list[str | Text] | None]:
+    """The table's row of each size (of ``group``, or all ranks); None for a size not
+    shown."""
+    sure, t_avg = stats.certainty(m, group), stats.summarize(m, group).t_avg
+    values = columns.values(m, cols, group)
     nan = [math.nan] * len(m.sizes)
     shown = [(col.integer if col else False, col.digits if col else 2,
               values[cid].tolist() if cid in values else nan)
              for cid in cols for col in [columns.lookup(cid)]]  # floats: quicker than numpy's
     low, high, t, cvs = sure.low.tolist(), sure.high.tolist(), t_avg.tolist(), sure.cv.tolist()
+    out: list[list[str | Text] | None] = []
     for i in range(len(m.sizes)):
         status = m.status[i]
         if status not in SHOWN:
+            out.append(None)
             continue
         if status != OK:
             row: list[str | Text] = [f"{int(m.sizes[i]):,}"] if "bytes" in cols else []
             reason = f": {m.attrs.get('failure', '')}" if status == FAILED else ""
             row.append(_styled(f"{status}{reason}", "red"))
-            table.add_row(*row)
+            out.append(row)
             continue
         row = [f"{int(v[i]):,}" if integer and math.isfinite(v[i]) else _fmt(v[i], digits)
                for integer, digits, v in shown]
@@ -301,8 +328,8 @@ def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Tab
         if m.checked and m.defects is not None:
             d = int(m.defects[i])
             row.append(_styled(str(d), "red") if d else "0")
-        table.add_row(*row)
-    return table
+        out.append(row)
+    return out
 
 
 def _relative(low: float, high: float, t: float) -> str:
@@ -314,7 +341,10 @@ def _relative(low: float, high: float, t: float) -> str:
 
 def rich_columns(m: Measurement) -> list[str]:
     """Terminal columns: the declared ones, with the spread over ranks (t_min, t_max, t_avg)
-    of the first metric in place of ``t``, or after the repetitions when none is declared."""
+    of the first metric in place of ``t``, or after the repetitions when none is declared.
+    An imported result shows the columns the original printed (IMB's ``t`` as ``t``)."""
+    if m.printed:
+        return [c for c in table_columns(m) if c != "defects"]
     cols: list[str] = []
     for c in m.columns:
         cols += ["t_min", "t_max", "t_avg"] if c == "t" else [c]

@@ -28,8 +28,9 @@ class Series:
     ``x`` and ``y`` are aligned; ``lo``/``hi`` (optional) bound a band drawn around the line
     (e.g. the 10-90 % range over timed batches); ``marked`` (optional, booleans) flags points
     drawn with a warning marker (e.g. unstable sizes). ``compare_key`` names the
-    (benchmark, process count) of ``beff compare``'s rows, whose per-size significance marks
-    the ratio panel when two runs are overlaid (x is then the message size in bytes).
+    (benchmark, process count) of ``beff compare``'s rows (and the group, for a group of a
+    ``-multi 1`` run), whose per-size significance marks the ratio panel when two runs are
+    overlaid (x is then the message size in bytes).
     """
 
     label: str
@@ -38,7 +39,7 @@ class Series:
     lo: np.ndarray | None = None
     hi: np.ndarray | None = None
     marked: np.ndarray | None = None
-    compare_key: tuple[str, int] | None = None
+    compare_key: tuple[str, int] | tuple[str, int, int] | None = None
 
     def __post_init__(self) -> None:
         for name in ("x", "y", "lo", "hi"):
@@ -196,11 +197,17 @@ def collect(per_run: Sequence[Sequence[Chart]], labels: Sequence[str]) -> list[F
     colour), and a ratio of two maps would hide which run a slow node was slow in. So every
     heatmap is its own figure, with its own colour scale and no ratio panel, placed with
     the other runs' heatmaps of the same id, in file order.
+
+    Charts of one id from runs that label their y axis or note differently (a measured run's
+    t_avg, an imported text's IMB t) keep the first run's axis; the figure's note then says
+    every note once, and which y each run has.
     """
     order: list[str] = []
     first: dict[str, Chart] = {}
     series: dict[str, list[list[Series]]] = {}
     heatmaps: dict[str, list[tuple[int, Chart]]] = {}
+    axes: dict[str, dict[str, list[str]]] = {}  # id -> y label -> the runs with it
+    notes: dict[str, dict[str, list[str]]] = {}  # id -> note -> the runs with it
     for i, charts in enumerate(per_run):
         for c in charts:
             if c.id not in first:
@@ -209,8 +216,23 @@ def collect(per_run: Sequence[Sequence[Chart]], labels: Sequence[str]) -> list[F
                 series[c.id] = [[] for _ in per_run]
             if c.kind == HEATMAP:
                 heatmaps.setdefault(c.id, []).append((i, c))
-            else:
-                series[c.id][i].extend(c.series)
+                continue
+            series[c.id][i].extend(c.series)
+            for said, text in ((axes, c.ylabel), (notes, c.note)):
+                names = said.setdefault(c.id, {}).setdefault(text, [])
+                if labels[i] not in names:
+                    names.append(labels[i])
+    for cid, ylabels in axes.items():  # runs that say different things (measured, imported)
+        texts = {t: names for t, names in notes[cid].items() if t}
+        if len(notes[cid]) > 1:
+            parts = [f"{', '.join(names)}: {t}" for t, names in texts.items()]
+        else:
+            parts = list(texts)
+        if len(ylabels) > 1:
+            parts.append("y: " + "; ".join(f"{y} for {', '.join(names)}"
+                                           for y, names in ylabels.items()))
+        if parts != ([first[cid].note] if first[cid].note else []):
+            first[cid] = replace(first[cid], note="; ".join(parts))
     figures = []
     for cid in order:
         for i, c in heatmaps.get(cid, ()):

@@ -1,10 +1,11 @@
 """``beff compare A.h5 B.h5``: per-size ratios of two runs, each tested (no MPI).
 
-For IMB-style results, every (benchmark, mode, np, size) both runs measured is one row: the
-ratio t_avg(B) / t_avg(A) with its bootstrap interval, and a Mann-Whitney U test of the two
-runs' batch t_avg values (one value per batch: the batches are the independent draws; the
-ranks within a batch are not, so pooling them would fake precision). The p-values are
-corrected for the number of rows by Holm's method, and a row says "faster" or "slower" only
+For IMB-style results, every (benchmark, mode, np, size) both runs measured is one row (per
+group of ``-multi 1`` runs: group k with group k where both have it, whatever their numbers of
+groups): the ratio t_avg(B) / t_avg(A) with its bootstrap interval, and a Mann-Whitney U test
+of the two runs' batch t_avg values (one value per batch: the batches are the independent
+draws; the ranks within a batch are not, so pooling them would fake precision). The p-values
+are corrected for the number of rows by Holm's method, and a row says "faster" or "slower" only
 where the corrected p is at most alpha (``beff compare --alpha``, 0.05): with probability at
 least 1 - alpha no row of the whole comparison is called different when the runs are not.
 Why these choices: ``share/docs/statistics.md``. b_eff and b_eff_io store no batch samples
@@ -14,7 +15,7 @@ here: their headline figures are compared as ratios only.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,7 @@ from beff.render.common import _clean
 from beff.render.tables import Table
 from beff.render.view import view_of
 from beff.results import stats
-from beff.results.model import OK, RunRecord
+from beff.results.model import OK, Measurement, RunRecord
 
 # Metadata that must match for a fair comparison (pyperf's "checked metadata" idea).
 CHECKED = (("nprocs", lambda a: a.get("nprocs")),
@@ -38,7 +39,9 @@ CHECKED = (("nprocs", lambda a: a.get("nprocs")),
            ("ranks per node", lambda a: a.get("placement", {}).get("ranks_per_node")),
            ("oversubscribed", lambda a: a.get("placement", {}).get("oversubscribed")),
            ("check mode", lambda a: bool(a.get("config", {}).get("check"))),
-           ("timed-loop backend", lambda a: a.get("overhead", {}).get("backend", "python")),
+           # an imported text names none (files before the compiled loops: python)
+           ("timed-loop backend", lambda a: None if "imported" in a
+            else a.get("overhead", {}).get("backend", "python")),
            ("buffers", lambda a: "hugepage" if a.get("config", {}).get("hugepages")
             else "malloc-like"))
 def kind_of_run(record: RunRecord) -> str:
@@ -73,20 +76,99 @@ class Row:
     verdict: str = UNTESTED
     mode: str = ""
     samples: bool = True  # both have samples (an imported result has none: not tested)
+    group: int | None = None  # the group compared (-multi 1 runs: group k with group k)
 
     @property
     def significant(self) -> bool:
         return self.verdict in (FASTER, SLOWER)
 
+    @property
+    def name(self) -> str:
+        """The benchmark, with its mode and group: "PingPong (group 1)"."""
+        more = [self.mode] if self.mode else []
+        more += [f"group {self.group}"] if self.group is not None else []
+        return f"{self.benchmark} ({', '.join(more)})" if more else self.benchmark
+
+
+def _unrecorded(attrs: dict[str, Any], value: Any) -> bool:
+    """A setting an imported text does not record (IMB prints no MPI library, placement nor
+    timed-loop backend): unknown, so not a difference."""
+    return "imported" in attrs and value in (None, "")
+
 
 def mismatches(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    """Checked metadata that differ between the two runs."""
+    """Checked metadata that differ between the two runs (not those an imported file does
+    not record)."""
     out = []
     for name, get in CHECKED:
         va, vb = get(a), get(b)
-        if va != vb:
+        if va != vb and not (_unrecorded(a, va) or _unrecorded(b, vb)):
             out.append(f"{name} differs: {va!r} vs {vb!r}")
     return out
+
+
+def unchecked(a: dict[str, Any], b: dict[str, Any], a_name: str = "A",
+              b_name: str = "B") -> list[str]:
+    """What :func:`mismatches` could not check because an imported file does not record it
+    (one line per such file; none for two measured runs)."""
+    out = []
+    for attrs, other, name in ((a, b, a_name), (b, a, b_name)):
+        missing = [what for what, get in CHECKED
+                   if _unrecorded(attrs, get(attrs)) and not _unrecorded(other, get(other))]
+        if missing:
+            out.append(f"{name} is an imported text: it records no {', '.join(missing)}; "
+                       "those are not compared")
+    return out
+
+
+@dataclass
+class GroupMatch:
+    """Two ``-multi 1`` results of one benchmark, mode and group size: their groups, and
+    those compared (group k with group k, where both have it)."""
+
+    benchmark: str
+    mode: str
+    nprocs: int
+    a_groups: int
+    b_groups: int
+    compared: list[int]
+
+    @property
+    def line(self) -> str:
+        name = f"{self.benchmark} ({self.mode})" if self.mode else self.benchmark
+        k = self.compared
+        which = f"group {k[0]}" if len(k) == 1 else f"groups {k[0]}-{k[-1]}"
+        return (f"{name}, {self.nprocs} processes per group: {which} compared (A has "
+                f"{self.a_groups} groups, B {self.b_groups})")
+
+
+def _matches(a: RunRecord, b: RunRecord) -> Iterator[tuple[Measurement, Measurement,
+                                                            list[int | None]]]:
+    """The results of A and B that compare, with the groups compared: ``-multi 1`` runs
+    group k with group k where both have it (whatever their numbers of groups), the others
+    all ranks together where benchmark, mode, process count and groups match."""
+    pooled = {(m.benchmark, m.mode, m.nprocs, m.ngroups): m for m in b.measurements}
+    grouped = {(m.benchmark, m.mode, m.nprocs): m for m in b.measurements
+               if m.table_groups != [None]}
+    for ma in a.measurements:
+        mb = grouped.get((ma.benchmark, ma.mode, ma.nprocs)) \
+            if ma.table_groups != [None] else None
+        if mb is not None:
+            n = min(len(ma.table_groups), len(mb.table_groups))
+            yield ma, mb, list(range(n))
+            continue
+        mb = pooled.get((ma.benchmark, ma.mode, ma.nprocs, ma.ngroups))
+        # an imported -multi 1 table has a row per group and none for all ranks together
+        if mb is not None and not any(m.printed and m.table_groups != [None]
+                                      for m in (ma, mb)):
+            yield ma, mb, [None]
+
+
+def group_matches(a: RunRecord, b: RunRecord) -> list[GroupMatch]:
+    """The ``-multi 1`` results compared group by group, and which groups."""
+    return [GroupMatch(ma.benchmark, ma.mode, ma.nprocs, len(ma.table_groups),
+                       len(mb.table_groups), [g for g in groups if g is not None])
+            for ma, mb, groups in _matches(a, b) if groups != [None]]
 
 
 def _pairs(a: RunRecord, b: RunRecord) -> Iterator[tuple[Any, Any]]:
@@ -112,38 +194,43 @@ def setting_mismatches(a: RunRecord, b: RunRecord) -> list[str]:
 def compare_records(a: RunRecord, b: RunRecord, alpha: float = ALPHA) -> list[Row]:
     """t_avg of B over t_avg of A for every (benchmark, mode, nprocs, size) both runs
     measured, each tested; Holm's correction runs over all the rows."""
-    index = {(m.benchmark, m.mode, m.nprocs, m.ngroups): m for m in b.measurements}
-    rows, up = [], []
-    for ma in a.measurements:
-        mb = index.get((ma.benchmark, ma.mode, ma.nprocs, ma.ngroups))
-        if mb is None:
-            continue
-        sa, sb = stats.summarize(ma), stats.summarize(mb)
-        ca, cb = stats.certainty(ma), stats.certainty(mb)
-        sizes_b = {int(x): i for i, x in enumerate(mb.sizes)}
-        for i, size in enumerate(ma.sizes):
-            j = sizes_b.get(int(size))
-            if j is None or ma.status[i] != OK or mb.status[j] != OK:
-                continue
-            ta, tb = float(sa.t_avg[i]), float(sb.t_avg[j])
-            if not (np.isfinite(ta) and np.isfinite(tb)):  # imported IMB text: t only
-                ta, tb = float(sa.t_max[i]), float(sb.t_max[j])
-            if not (np.isfinite(ta) and np.isfinite(tb)):
-                continue
-            xa, xb = stats.batch_times(ma, i), stats.batch_times(mb, j)
-            low, high = stats.ratio_interval(ma, i, mb, j)
-            rows.append(Row(ma.benchmark, ma.nprocs, int(size), ta, tb,
-                            tb / ta if ta > 0 else float("nan"), low, high, xa.size, xb.size,
-                            ca.stable[i], cb.stable[j], stats.mann_whitney(xa, xb),
-                            mode=ma.mode, samples=not (ma.printed or mb.printed)))
-            # The direction the test saw: the median of B's batch times less A's, over all
-            # pairs (Hodges-Lehmann), not the ratio of means that one slow batch can turn.
-            up.append(bool(xa.size and xb.size and np.median(np.subtract.outer(xb, xa)) > 0))
+    rows: list[Row] = []
+    up: list[bool] = []
+    for ma, mb, groups in _matches(a, b):
+        for g in groups:
+            _rows(ma, mb, g, rows, up)
     for row, slower, p in zip(rows, up, stats.holm(np.array([r.p for r in rows])), strict=True):
         row.p_holm = float(p)
         if np.isfinite(p):
             row.verdict = SAME if p > alpha else SLOWER if slower else FASTER
     return rows
+
+
+def _rows(ma: Measurement, mb: Measurement, g: int | None, rows: list[Row],
+          up: list[bool]) -> None:
+    """The rows of two results (of group ``g``, or all ranks), and the direction each test
+    saw, appended to ``rows`` and ``up``."""
+    sa, sb = stats.summarize(ma, g), stats.summarize(mb, g)
+    ca, cb = stats.certainty(ma, g), stats.certainty(mb, g)
+    sizes_b = {int(x): i for i, x in enumerate(mb.sizes)}
+    for i, size in enumerate(ma.sizes):
+        j = sizes_b.get(int(size))
+        if j is None or ma.status[i] != OK or mb.status[j] != OK:
+            continue
+        ta, tb = float(sa.t_avg[i]), float(sb.t_avg[j])
+        if not (np.isfinite(ta) and np.isfinite(tb)):  # imported IMB text: t only
+            ta, tb = float(sa.t_max[i]), float(sb.t_max[j])
+        if not (np.isfinite(ta) and np.isfinite(tb)):
+            continue
+        xa, xb = stats.batch_times(ma, i, g), stats.batch_times(mb, j, g)
+        low, high = stats.ratio_interval(ma, i, mb, j, group=g)
+        rows.append(Row(ma.benchmark, ma.nprocs, int(size), ta, tb,
+                        tb / ta if ta > 0 else float("nan"), low, high, xa.size, xb.size,
+                        ca.stable[i], cb.stable[j], stats.mann_whitney(xa, xb),
+                        mode=ma.mode, samples=not (ma.printed or mb.printed), group=g))
+        # The direction the test saw: the median of B's batch times less A's, over all
+        # pairs (Hodges-Lehmann), not the ratio of means that one slow batch can turn.
+        up.append(bool(xa.size and xb.size and np.median(np.subtract.outer(xb, xa)) > 0))
 
 
 def compare_figures(a: RunRecord, b: RunRecord) -> list[tuple[str, float, float, bool]]:
@@ -171,14 +258,19 @@ class Comparison:
     differences: list[str]
     figures: list[tuple[str, float, float, bool]]
     rows: list[Row]
+    groups: list[GroupMatch] = field(default_factory=list)  # -multi 1: groups compared
+    notes: list[str] = field(default_factory=list)  # what could not be checked
 
     @classmethod
     def of(cls, a: RunRecord, b: RunRecord, a_name: str, b_name: str,
            alpha: float = ALPHA) -> Comparison:
         figures = compare_figures(a, b)
+        rows = [] if figures else compare_records(a, b, alpha)
+        met = {(r.benchmark, r.mode, r.nprocs) for r in rows if r.group is not None}
         return cls(kind_of_run(a), a_name, b_name, alpha,
-                   mismatches(a.attrs, b.attrs) + setting_mismatches(a, b), figures,
-                   [] if figures else compare_records(a, b, alpha))
+                   mismatches(a.attrs, b.attrs) + setting_mismatches(a, b), figures, rows,
+                   [g for g in group_matches(a, b) if (g.benchmark, g.mode, g.nprocs) in met],
+                   unchecked(a.attrs, b.attrs, a_name, b_name))
 
     @property
     def tested(self) -> int:
@@ -209,6 +301,8 @@ def json_doc(c: Comparison) -> dict[str, Any]:
     """The comparison as JSON: settings that differ first, the method, then the rows."""
     doc: dict[str, Any] = {"kind": c.kind, "a": c.a_name, "b": c.b_name,
                            "differences": c.differences}
+    if c.notes:
+        doc["notes"] = c.notes
     if c.figures:
         doc["note"] = "no samples: ratio only"
         doc["figures"] = [{"name": n, "a": va, "b": vb,
@@ -218,6 +312,7 @@ def json_doc(c: Comparison) -> dict[str, Any]:
     gm, n = c.geometric_mean()
     doc.update({"alpha": c.alpha, "method": METHOD, "tested": c.tested,
                 "verdicts": c.counts(), "geometric_mean_ratio": _clean(gm),
+                "groups": [asdict(g) for g in c.groups],
                 "rows": [{k: _clean(v) for k, v in asdict(r).items()} for r in c.rows]})
     return doc
 
@@ -238,6 +333,8 @@ def print_report(c: Comparison, console: Console) -> None:
                       "differences below may come from them:[/bold yellow]")
     for text in c.differences:
         console.print(f"[bold yellow]warning:[/bold yellow] {text}")
+    for text in c.notes:
+        console.print(Text(f"note: {text}", style="dim"))
     if c.figures:
         t = Table(title=f"{c.kind}: B = {c.b_name} vs A = {c.a_name}",
                   caption="no samples: ratio only (untested). B/A > 1 is better for "
@@ -268,10 +365,11 @@ def print_report(c: Comparison, console: Console) -> None:
         style = {SLOWER: "red", FASTER: "green"}.get(r.verdict)
         shown = r.verdict if r.samples else "no samples"  # an imported text: ratio only
         called = Text.assemble((shown, style or "dim"), mark)  # no markup to read
-        name = f"{r.benchmark} ({r.mode})" if r.mode else r.benchmark
-        t.add_row(name, str(r.nprocs), f"{r.nbytes:,}", f"{r.a_us:.2f}", f"{r.b_us:.2f}",
+        t.add_row(r.name, str(r.nprocs), f"{r.nbytes:,}", f"{r.a_us:.2f}", f"{r.b_us:.2f}",
                   f"{r.ratio:.3f}", _ci(r.ratio_low, r.ratio_high), _p(r.p_holm), called)
     console.print(t)
+    for g in c.groups:  # -multi 1: which groups met
+        console.print(Text(f"-multi 1: {g.line}"))
     n = c.counts()
     console.print(f"B is slower at {n[SLOWER]}, faster at {n[FASTER]} and not significantly "
                   f"different at {n[SAME]} of {c.tested} tested rows (α = {c.alpha:g}, "

@@ -30,9 +30,9 @@ from beff.render.charts import BAR, HEATMAP, Figure, Matrix, Series
 from beff.results.model import RunRecord
 
 FORMATS = (".png", ".svg", ".pdf")
-# (run index) -> (benchmark, process count, bytes) -> significant: beff compare's rows of
-# each run against the first.
-Significance = dict[int, dict[tuple[str, int, int], bool]]
+# (run index) -> (benchmark, process count, bytes, group) -> significant: beff compare's rows
+# of each run against the first (group: None, or a group of a -multi 1 run).
+Significance = dict[int, dict[tuple[str, int, int, int | None], bool]]
 
 STYLE: dict[str, Any] = {
     "font.family": "sans-serif",
@@ -60,6 +60,7 @@ LINESTYLES = ("-", "--", ":", "-.")
 HEAT_BAD = "#e0e0e0"  # a heatmap's cells without a value
 HEAT_MARK = "#d62728"  # the outline of its marked cells
 HEAT_VALUES_MAX = 12  # cells show their values up to this many rows and columns
+MAX_SIZE_TICKS = 8  # labelled ticks of a byte axis at most (size_ticks)
 SIGNIFICANT = "significant (Mann-Whitney U on the batches, Holm-corrected, as beff compare)"
 
 
@@ -101,7 +102,8 @@ def significance(records: Sequence[RunRecord]) -> Significance:
         base = kinds.index(kinds[k])
         if base != k:
             rows = compare.compare_records(records[base], records[k])
-            out[k] = {(r.benchmark, r.nprocs, r.nbytes): r.significant for r in rows}
+            out[k] = {(r.benchmark, r.nprocs, r.nbytes, r.group): r.significant
+                      for r in rows}
     return out
 
 
@@ -327,8 +329,10 @@ def _ratio(ax: Any, figure: Figure, drawn: Drawn, sig: Significance) -> None:
         else:
             ax.plot(common[ok], r[ok], color=c, marker=m, linestyle=ls)
         if s.compare_key is not None and k in sig:
-            bench, nprocs = s.compare_key
-            hit = np.array([sig[k].get((bench, nprocs, int(x)), False) for x in common]) & ok
+            bench, nprocs, *group = s.compare_key
+            at = group[0] if group else None
+            hit = np.array([sig[k].get((bench, nprocs, int(x), at), False)
+                            for x in common]) & ok
             if hit.any():
                 ax.plot(common[hit], r[hit], linestyle="none", marker="o", markersize=7,
                         color="#d62728", zorder=5,
@@ -354,11 +358,34 @@ def number_label(v: float, pos: object = None) -> str:
     return f"{v:.0f}" if v >= 1000 else f"{v:.4g}"
 
 
-def _axes(ax: Any, figure: Figure, zero: bool) -> None:
-    """Scales and ticks: a byte axis in powers of two (symmetric log when 0 B is drawn: it
+def size_ticks(xs: np.ndarray, most: int = MAX_SIZE_TICKS) -> tuple[list[float], list[float]]:
+    """The labelled and the other ticks of a byte axis through the sizes ``xs``: 0 when
+    drawn, and the powers of two from the smallest positive size to the largest, every
+    other one (powers of four), every fourth (of sixteen) ... so that at most ``most`` are
+    labelled and no labels run together ("64K128K256K512K1M"); the others unlabelled."""
+    xs = np.asarray(xs, dtype=np.float64)
+    xs = xs[np.isfinite(xs)]
+    positive = xs[xs > 0]
+    zero = [0.0] if (xs == 0).any() else []
+    if not positive.size:
+        return zero, []
+    lo = int(np.floor(np.log2(positive.min()) + 1e-9))
+    hi = int(np.ceil(np.log2(positive.max()) - 1e-9))
+    step = 1
+    while len(zero) + sum(e % step == 0 for e in range(lo, hi + 1)) > max(2, most) \
+            and step < hi - lo + 1:
+        step *= 2
+    major = [2.0 ** e for e in range(lo, hi + 1) if e % step == 0]
+    minor = [2.0 ** e for e in range(lo, hi + 1) if e % step]
+    return zero + major, minor
+
+
+def _axes(ax: Any, figure: Figure, zero: bool, xs: np.ndarray) -> None:
+    """Scales and ticks: a byte axis in powers of two, thinned to at most
+    :data:`MAX_SIZE_TICKS` labels (:func:`size_ticks`; symmetric log when 0 B is drawn: it
     sits at 0), a log bandwidth or time axis with plain numbers (minor ticks labelled when
     the axis spans less than a decade and a half)."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
     chart = figure.chart
     if chart.xlog:
@@ -367,6 +394,10 @@ def _axes(ax: Any, figure: Figure, zero: bool) -> None:
         else:
             ax.set_xscale("log", base=2)
             ax.xaxis.set_major_locator(LogLocator(base=2, numticks=9))
+        major, minor = size_ticks(xs)
+        if major:
+            ax.xaxis.set_major_locator(FixedLocator(major))
+            ax.xaxis.set_minor_locator(FixedLocator(minor))
         ax.xaxis.set_major_formatter(FuncFormatter(size_label))
         ax.xaxis.set_minor_formatter(NullFormatter())
     if chart.ylog:
@@ -401,10 +432,12 @@ def draw(target: Any, figure: Figure, sig: Significance) -> None:
     else:
         ax, rax = target.subplots(1, 1), None
     drawn = _draw_bars(ax, figure) if chart.kind == BAR else _draw_lines(ax, figure)
-    zero = chart.kind != BAR and any(
-        bool(((s.x == 0) & np.isfinite(s.y) & ((s.y > 0) if chart.ylog else True)).any())
-        for _, s, *_ in drawn)  # 0 B is drawn: a symmetric log axis puts it at 0
-    _axes(ax, figure, zero)
+    shown = [s.x[np.isfinite(s.y) & ((s.y > 0) if chart.ylog else True)]
+             for _, s, *_ in drawn]
+    xs = np.concatenate(shown) if shown else np.empty(0)
+    # 0 B is drawn: a symmetric log axis puts it at 0
+    zero = chart.kind != BAR and bool((xs == 0).any())
+    _axes(ax, figure, zero, xs)
     ax.set_title(chart.title)
     ax.set_ylabel(chart.ylabel)
     if not drawn:

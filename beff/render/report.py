@@ -218,9 +218,12 @@ def _caption(figure: Figure, kinds: Sequence[str]) -> str:
     if missing:
         parts.append("not in " + ", ".join(missing))
     if len(present) > 1:
+        # red dots need batches on both sides: the first run and a later one (an imported
+        # text has none, and its series no compare key)
+        keyed = [k for k in present if any(s.compare_key for s in figure.runs[k] or ())]
         parts.append(f"lower panel: each run over {figure.labels[present[0]]}"
                      + ("; red dots: significant differences (beff compare's check)"
-                        if any(s.compare_key for r in figure.runs for s in r or ()) else ""))
+                        if present[0] in keyed and len(keyed) > 1 else ""))
     return "; ".join(parts)
 
 

@@ -98,6 +98,18 @@ class Measurement:
         )
 
     @property
+    def table_groups(self) -> list[int | None]:
+        """The groups that tables, figures and ``beff compare`` show one by one: each group
+        of a ``-multi 1`` run (IMB prints a row per group; of an imported text, the groups it
+        printed), else [None]: all ranks together (``-multi 0`` pools the groups)."""
+        if self.multi != 1 or self.ngroups < 2:
+            return [None]
+        if self.printed:
+            n = min(v.shape[1] for v in self.printed.values())
+            return list(range(n)) if n > 1 else [None]
+        return list(range(self.ngroups))
+
+    @property
     def unsupported(self) -> bool:
         """The MPI library lacked a call the benchmark needs: nothing was measured."""
         return bool(self.status) and all(s == UNSUPPORTED for s in self.status)

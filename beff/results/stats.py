@@ -344,13 +344,13 @@ def holm(p: np.ndarray) -> np.ndarray:
 
 
 def ratio_interval(a: Measurement, sa: int, b: Measurement, sb: int,
-                   level: float = CI_LEVEL) -> tuple[float, float]:
-    """Interval of t_avg(B) / t_avg(A): the expanded percentile interval of the ratio of
-    independent bootstrap replicates of both runs, for the smaller number of batches (NaN
-    with fewer than ``MIN_BATCHES`` on a side)."""
-    ra, rb = replicates(a, sa), replicates(b, sb, stream=1)
+                   level: float = CI_LEVEL, group: int | None = None) -> tuple[float, float]:
+    """Interval of t_avg(B) / t_avg(A) (of ``group`` on both sides, if given): the expanded
+    percentile interval of the ratio of independent bootstrap replicates of both runs, for
+    the smaller number of batches (NaN with fewer than ``MIN_BATCHES`` on a side)."""
+    ra, rb = replicates(a, sa, group), replicates(b, sb, group, stream=1)
     if ra.size == 0 or rb.size == 0:
         return math.nan, math.nan
-    n = min(batch_times(a, sa).size, batch_times(b, sb).size)
+    n = min(batch_times(a, sa, group).size, batch_times(b, sb, group).size)
     lo, hi = np.quantile(rb / ra, expanded_levels(n, level))
     return float(lo), float(hi)
