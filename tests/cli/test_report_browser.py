@@ -120,3 +120,23 @@ def test_a_map_page_draws_its_heatmaps_in_chromium(tmp_path: Path) -> None:
                                            "map/nodes"]
     for f in laid_out:
         assert f["w"] > 400 and f["h"] > 300 and f["drawn"] > 20, f
+
+
+def test_an_imported_imb_log_draws_pingpong_in_chromium(tmp_path: Path) -> None:
+    """A real IMB-MPI1 log (IMB 4.1, Open MPI 1.6, 2 ranks: tests/data/real-logs) imported
+    and reported: its PingPong figures, from a table that prints only t[usec] and
+    Mbytes/sec, are laid out and drawn, as is every other table's."""
+    from beff.results import imported
+
+    src = DATA / "real-logs" / "imb-4.1-mpi1-all-openmpi1.6-np2-aarch64-juno.txt"
+    out = tmp_path / "juno.h5"
+    imported.write(imported.read(src), out)
+    record = load(out)
+    page = report.write([record], [out], tmp_path / "imported.html")
+    laid_out = figures_laid_out(tmp_path, page)
+    ids = [f["id"] for f in laid_out]
+    assert ids == [c.id for c in report.charts_of(record)]
+    assert "mpi1/PingPong/time" in ids and "mpi1/PingPong/bandwidth" in ids, ids
+    assert {i.split("/")[1] for i in ids} >= {m.benchmark for m in record.measurements}
+    for f in laid_out:
+        assert f["w"] > 400 and f["h"] > 250 and f["drawn"] > 20, f

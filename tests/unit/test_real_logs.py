@@ -175,3 +175,24 @@ def test_the_command_writes_one_file_per_appended_run(tmp_path: Path) -> None:
     assert [load(tmp_path / f"akrr-run{k}.h5").suite for k in (1, 2)] == ["mpi1", "ext"]
     r = beff("import", str(src), "-o", str(out))  # no file is replaced without --force
     assert r.returncode == 2 and "akrr-run1.h5: the file exists" in r.stderr
+
+
+@pytest.mark.parametrize("src", IMB, ids=[p.stem for p in IMB])
+def test_every_real_log_has_a_figure_for_every_table(
+        src: Path, records: dict[str, list[RunRecord]]) -> None:
+    """The report's figures (beff.render.report.charts_of): every table with a measured
+    row draws at least one point of it."""
+    import numpy as np
+
+    from beff.bench.charts import measurement_charts
+    from beff.render import report
+    from beff.results.model import OK
+
+    for record in records[src.name]:
+        drawn = {c.id for c in report.charts_of(record)}
+        for m in record.measurements:
+            if OK not in m.status:
+                continue  # every size timed out or ran out of memory: nothing to draw
+            mine = [c for c in measurement_charts(m) if c.id in drawn]
+            assert mine, m.key
+            assert sum(int(np.isfinite(s.y).sum()) for c in mine for s in c.series), m.key
