@@ -387,6 +387,14 @@ def build_config(overrides: dict[str, Any], config_file: str | None = None) -> R
     return validate(cfg)
 
 
+# Keys of the configuration that a config file cannot set (they were accepted and then
+# silently ignored): what to do instead.
+NOT_IN_TOML = {
+    "suite": "the suite is the command's (beff imb SUITE, beff run, beff io), not the file's",
+    "config_file": "a config file cannot name another one; give --config once",
+}
+
+
 def load_toml(path: str) -> dict[str, Any]:
     """Read a beff TOML file: keys named like the options, at the top level or in the table
     of their family (``[imb]``, ``[b_eff]``, ``[io]``; ``[beff]`` as a synonym of the top
@@ -416,6 +424,8 @@ def load_toml(path: str) -> dict[str, Any]:
                 if rule is None or (key in FAMILIES and not rule.allowed_in(key)):
                     raise UsageError(f"unknown key {sub!r} in table [{key}] of {path}")
                 flat[sub] = v
+        elif key in NOT_IN_TOML:
+            raise UsageError(f"key {key!r} in {path}: {NOT_IN_TOML[key]}")
         elif key in RULES:
             flat[key] = value
         else:

@@ -366,8 +366,13 @@ def fits(planned_bytes: int, directory: str | os.PathLike[str],
         raise ValueError(f"reserve_fraction {reserve_fraction}: must be in [0, 1)")
     st = _statvfs(Path(directory))
     free = st.f_bavail * st.f_frsize
-    reserve = max(MIN_RESERVE, int(reserve_fraction * st.f_blocks * st.f_frsize))
-    return planned_bytes + reserve <= free, free
+    return planned_bytes + reserve(directory, reserve_fraction) <= free, free
+
+
+def reserve(directory: str | os.PathLike[str], reserve_fraction: float = 0.02) -> int:
+    """The bytes :func:`fits` keeps free on the file system of ``directory``."""
+    st = _statvfs(Path(directory))
+    return max(MIN_RESERVE, int(reserve_fraction * st.f_blocks * st.f_frsize))
 
 
 def human_bytes(n: int) -> str:

@@ -185,8 +185,10 @@ def check_space(bench: str, volume: int) -> None:
         return  # test hook: let a small file system fill up during the run
     ok, free = fs.fits(volume, directory)
     if not ok:
+        kept = fs.reserve(directory)
         raise NoSpace(f"{bench} skipped: it needs {fs.human_bytes(volume)} in {directory}, "
-                      f"which has {fs.human_bytes(free)} free")
+                      f"and {fs.human_bytes(kept)} are kept free there for the result file: "
+                      f"{fs.human_bytes(volume + kept)}, which has {fs.human_bytes(free)} free")
 
 
 class NoSpace(Exception):

@@ -153,15 +153,16 @@ class ResultFile:
             free = shutil.disk_usage(where).free
         except OSError:
             return
-        if free < factor * nbytes + FILE_OVERHEAD_BYTES // 4:
+        need = factor * nbytes + FILE_OVERHEAD_BYTES // 4
+        if free < need:
             if not self.path.exists():
                 raise BeffError(f"disk full: {free:,} bytes free in {where}, the result file "
-                                f"needs about {factor * nbytes:,} to start; nothing was "
-                                "measured (free space there, or name another place with -o)")
+                                f"needs {need:,} to start; nothing was measured (free space "
+                                "there, or name another place with -o)")
             raise BeffError(f"disk full: {free:,} bytes free in {where}, the next update "
-                            f"needs about {nbytes:,} (with room to merge the results into the "
-                            f"file at the end); the results written so far stay readable in "
-                            f"{self.path}")
+                            f"needs {need:,} ({nbytes:,} to write, room to merge the results "
+                            "into the file at the end, and a margin); the results written so "
+                            f"far stay readable in {self.path}")
 
     def _check_owner(self, f: h5py.File) -> None:
         owner = _decode(f.attrs.get("run_id", ""))
@@ -181,8 +182,7 @@ class ResultFile:
                 yield f
                 f.attrs["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         except (OSError, RuntimeError) as exc:  # h5py raises both
-            raise BeffError(f"cannot write results to {self.path}: {_reason(self.path, exc)}") \
-                from exc
+            raise self._failure(exc) from exc
 
     def _add_part(self, key: str, nbytes: int, write: Callable[[h5py.File], None]) -> None:
         """Write group ``key`` as a part of its own (:mod:`parts`): complete or absent, and
@@ -200,8 +200,24 @@ class ResultFile:
             done = parts.directory(self.path, self.run_id) / parts.part_name(key)
             self._parts[key] = done.stat().st_size
         except (OSError, RuntimeError) as exc:  # h5py raises both
-            raise BeffError(f"cannot write results to {self.path}: {_reason(self.path, exc)}") \
-                from exc
+            raise self._failure(exc) from exc
+
+    def _failure(self, exc: BaseException) -> BeffError:
+        """Why a write failed, in one line: the file was taken over by another run (its
+        ``--force`` removes this run's parts, maybe while one is written) or removed, else
+        what the system said."""
+        try:
+            with h5py.File(self.path, "r", locking=False) as f:
+                owner = _decode(f.attrs.get("run_id", ""))
+        except (OSError, RuntimeError):
+            owner = None
+        if owner is not None and owner != self.run_id:
+            return BeffError(f"{self.path} now belongs to another run (id {owner}); this run "
+                             "stops writing there (use a file of its own with -o)")
+        if not self.path.exists():
+            return BeffError(f"{self.path} was removed while this run wrote it; this run stops "
+                             "writing there")
+        return BeffError(f"cannot write results to {self.path}: {_reason(self.path, exc)}")
 
     def set_attrs(self, **attrs: Any) -> None:
         with self._update(0) as f:  # a few bytes: allowed down to the last margin

@@ -190,6 +190,7 @@ def test_full_file_system(tmp_path: Path) -> None:
         r = mpirun(2, "io", "--quick", "--dir", str(mnt), "--memory-per-proc", "2GiB",
                    "-o", str(tmp_path / "nospace.h5"), timeout=240)
         assert r.returncode == 1 and "skipped: it needs" in r.stderr, r.stderr
+        assert "64 MiB are kept free there for the result file" in r.stderr, r.stderr
         assert list(mnt.iterdir()) == []
     finally:
         subprocess.run(["umount", str(mnt)])

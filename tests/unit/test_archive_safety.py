@@ -469,3 +469,55 @@ def test_a_reader_on_the_writers_host_tells_a_dead_writer(tmp_path: Path) -> Non
     alive = ResultFile(tmp_path / "a.h5")
     alive.create({"command_line": ["beff"]}, ranks)
     assert load(alive.path).attrs["status"] == "running"
+
+
+def test_the_disk_full_line_names_what_the_check_needs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The figure the line prints is the check's own: with that much free, it passes."""
+    import re
+
+    out = _started(tmp_path / "r.h5")
+    real = shutil.disk_usage
+    free = [1000]
+
+    def usage(where: Any) -> Any:
+        u = real(where)
+        return type(u)(u.total, u.total - free[0], free[0])
+
+    monkeypatch.setattr(archive.shutil, "disk_usage", usage)
+    with pytest.raises(BeffError) as exc:
+        out._room(50_000)
+    need = int(re.search(r"needs ([\d,]+) ", str(exc.value)).group(1).replace(",", ""))
+    assert need > 2 * 50_000
+    free[0] = need - 1
+    with pytest.raises(BeffError):
+        out._room(50_000)
+    free[0] = need
+    out._room(50_000)
+
+
+@pytest.mark.parametrize("end", ["takeover", "removed"])
+def test_a_file_taken_over_or_removed_mid_write_is_one_clear_line(tmp_path: Path,
+                                                                  end: str) -> None:
+    """Another run's --force takes the file over (and removes this run's parts) while this
+    run writes a part; or the user removes the file then. The first run's error says so,
+    not the system's ENOENT."""
+    path = tmp_path / "r.h5"
+    first = _started(path)
+    a, b, _ = measurements()
+    first.add(a)
+
+    def meanwhile(f: Any) -> None:
+        if end == "takeover":
+            ResultFile(path).create(ATTRS, RANKS, exclusive=False)
+        else:
+            path.unlink()
+            shutil.rmtree(parts.directory(path, first.run_id))
+        f.attrs["x"] = 1
+
+    with pytest.raises(BeffError) as exc:
+        first._add_part("results/x", 1000, meanwhile)
+    message = str(exc.value)
+    assert "No such file" not in message and "Errno" not in message, message
+    assert ("now belongs to another run" if end == "takeover" else
+            "was removed while this run wrote it") in message, message

@@ -39,6 +39,8 @@ def _toml(tmp_path: Path, text: str) -> str:
     ("[imb]\nquick = true", "unknown key 'quick' in table [imb]"),
     ("[b_eff]\nmsglog_max = 3", "unknown key 'msglog_max' in table [b_eff]"),
     ("frobnicate = 1", "unknown key"),
+    ('suite = "nbc"', "key 'suite' in "),  # accepted and then ignored, before
+    ('config_file = "other.toml"', "key 'config_file' in "),
 ])
 def test_bad_toml_values_are_usage_errors(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(UsageError, match=re.escape(message)):

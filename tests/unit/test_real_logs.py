@@ -196,3 +196,25 @@ def test_every_real_log_has_a_figure_for_every_table(
             mine = [c for c in measurement_charts(m) if c.id in drawn]
             assert mine, m.key
             assert sum(int(np.isfinite(s.y).sum()) for c in mine for s in c.series), m.key
+
+
+@pytest.mark.parametrize("title, version", [
+    ("#    Intel (R) MPI Benchmark Suite V3.2.4, MPI-1 part    ", "3.2.4"),
+    ("#    Intel (R) MPI Benchmarks 4.1 Update 1, MPI-1 part    ", "4.1 Update 1"),
+    ("#    Intel (R) MPI Benchmarks 2017 update 2, MPI-1 part    ", "2017 update 2"),
+    ("#    Intel(R) MPI Benchmarks 2019 Update 5, MPI-1 part    ", "2019 Update 5"),
+    ("#    Intel(R) MPI Benchmarks 2021.7, MPI-1 part    ", "2021.7"),
+    ("#    PALLAS MPI Benchmark Suite V2.2, MPI-1 part    ", "2.2"),
+])
+def test_every_title_form_is_read(title: str, version: str) -> None:
+    """The title forms of IMB 3.x to 2021.x and of PMB (3.2.4's and 2021.7's as their
+    sources print them; the others as in the corpus)."""
+    from beff.bench.importer import parse_header, sniff
+
+    sample = (LOGS.parent / "imb-samples" / "mpi1-np2-pt2pt-time1-quiet.txt").read_text()
+    lines = sample.splitlines()
+    at = next(i for i, line in enumerate(lines) if "MPI Benchmarks" in line)
+    text = "\n".join([*lines[:at], title, *lines[at + 1:]])
+    assert sniff(text) is not None and f" {version} text (MPI-1 part)" in (sniff(text) or "")
+    h = parse_header(text.splitlines())
+    assert (h.version, h.part) == (version, "MPI-1")
