@@ -13,6 +13,7 @@ it as ``derived``.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import os
 import shlex
@@ -242,8 +243,13 @@ class _Rank0:
         if not self.cfg.report:
             if self.fmt:
                 page = shlex.quote(Path(path).with_suffix(".html").name)
-                self.stderr.print(f"[dim]its report page: beff report {shlex.quote(path)} -o "
-                                  f"{page}[/dim]", soft_wrap=True)
+                command = f"beff report {shlex.quote(path)} -o {page}"
+                if importlib.util.find_spec("matplotlib") is None:  # the hint must work
+                    self.stderr.print(f"[dim]for its report page, add matplotlib (pip install "
+                                      f"matplotlib), then: {command}[/dim]", soft_wrap=True)
+                else:
+                    self.stderr.print(f"[dim]its report page: {command}[/dim]",
+                                      soft_wrap=True)
             return
         from beff.render import report
 
@@ -309,6 +315,8 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
         if me is not None:
             me.bar = bar
         failure = job.measure(MPI, cfg, emit, bar)
+    if me is not None:
+        me.bar = Bar()  # the bar is gone: what is printed after must not draw it again
     # The end of the run (a job's last collectives, rank 0 writing and rendering, the final
     # barrier and MPI_Finalize at exit) is guarded too: a rank stopped there must not leave
     # the others waiting. The Python API lifts it when measure returns.
