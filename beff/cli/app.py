@@ -117,6 +117,8 @@ def _load(path: Path) -> RunRecord:
     from beff.core.config import describe_existing
     from beff.results.archive import DamagedFile
 
+    if not path.exists():
+        raise UsageError(f"cannot read {path}: no such file")
     if path.is_dir():
         raise UsageError(f"cannot read {path}: it is a directory; give a result file (.h5)")
     try:
@@ -177,6 +179,7 @@ def compare(
     import json
 
     from beff.render import compare as cmp
+    from beff.results.model import OK
 
     a, b = _load(first), _load(second)
     kinds = cmp.kind_of_run(a), cmp.kind_of_run(b)
@@ -185,6 +188,12 @@ def compare(
                          f"({kinds[1]})")
     c = cmp.Comparison.of(a, b, first.name, second.name, alpha)
     if not c.figures and not c.rows:
+        for path, record in ((first, a), (second, b)):
+            if record.measurements and not any(
+                    OK in m.status for m in record.measurements):
+                states = sorted({s for m in record.measurements for s in m.status})
+                raise UsageError(f"nothing was measured in {path} (every size ended "
+                                 f"{' or '.join(states)}): there is nothing to compare")
         raise UsageError("the files have no benchmark, process count and size in common")
     if fmt == "json":
         from beff.render.common import _json_default

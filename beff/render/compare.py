@@ -103,8 +103,26 @@ def mismatches(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     for name, get in CHECKED:
         va, vb = get(a), get(b)
         if va != vb and not (_unrecorded(a, va) or _unrecorded(b, vb)):
-            out.append(f"{name} differs: {va!r} vs {vb!r}")
+            out.append(f"{name} differs: {say(name, va)} vs {say(name, vb)}")
     return out
+
+
+def say(name: str, value: Any) -> str:
+    """A setting's value in words, for a line a person reads: no Python reprs."""
+    if value is None or value == "":
+        return "not recorded"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value) if value else "none"
+    if isinstance(value, int) and any(w in name for w in ("memory", "Lmax", "chunk", "bytes")):
+        for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+            if value >= scale:
+                return f"{value / scale:,.4g} {unit}"
+        return f"{value} B"
+    if isinstance(value, float) and "time" in name:
+        return f"{value:g} s"
+    return str(value)
 
 
 def unchecked(a: dict[str, Any], b: dict[str, Any], a_name: str = "A",
@@ -186,7 +204,7 @@ def setting_mismatches(a: RunRecord, b: RunRecord) -> list[str]:
     out = []
     for ra, rb in _pairs(a, b):
         sb = dict(vb.settings(rb))
-        out += [f"{name} differs: {value!r} vs {sb.get(name)!r}"
+        out += [f"{name} differs: {say(name, value)} vs {say(name, sb.get(name))}"
                 for name, value in va.settings(ra) if sb.get(name) != value]
     return out
 

@@ -133,6 +133,8 @@ class ResultFile:
         f.attrs["status"] = "running"
         f.attrs["run_id"] = self.run_id
         for key, value in attrs.items():
+            if key in ("format", "schema_version", "status", "run_id"):
+                continue  # this file's own (a record read from another file carries its)
             f.attrs[key] = json.dumps(value, sort_keys=True) if key in JSON_ATTRS else value
         g = f.create_group("ranks")
         for col, (units, what) in RANK_COLUMNS.items():

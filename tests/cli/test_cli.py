@@ -210,8 +210,8 @@ def test_compare_b_eff_files_warns_and_says_which_is_better(tmp_path: Path) -> N
         f["beff/bw_min"][...] = f["beff/bw_min"][()] * 2  # twice the bandwidth
     r = beff("compare", str(BEFF_GOLDEN), str(other), env={"COLUMNS": "200"})
     assert r.returncode == 0, r.stderr
-    assert "memory per process differs: 16777216 vs 33554432" in r.stdout
-    assert "mode differs: 'b_effSHORT' vs 'b_eff'" in r.stdout
+    assert "memory per process differs: 16 MiB vs 32 MiB" in r.stdout
+    assert "mode differs: b_effSHORT vs b_eff" in r.stdout
     same = beff("compare", str(BEFF_GOLDEN), str(BEFF_GOLDEN), env={"COLUMNS": "200"})
     assert same.returncode == 0 and "differs" not in same.stdout
     rows = {ln.split("│")[1].strip(): ln for ln in r.stdout.splitlines() if ln.count("│") > 4}

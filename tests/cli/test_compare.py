@@ -186,7 +186,7 @@ def test_an_imported_log_names_no_timed_loop_backend(tmp_path: Path) -> None:
     measured = load(GOLDEN).attrs
     python = {**measured, "overhead": {**measured["overhead"], "backend": "python"}}
     assert compare.mismatches(measured, python) == [
-        "timed-loop backend differs: 'jit' vs 'python'"]
+        "timed-loop backend differs: jit vs python"]
 
 
 def measured_multi(groups: int, scale: float, seed: int) -> RunRecord:
@@ -219,3 +219,28 @@ def test_measured_multi_mode_runs_compare_group_by_group() -> None:
         assert r.ratio_low < r.ratio < r.ratio_high and r.verdict == "slower"
     (match,) = compare.group_matches(a, b)
     assert (match.a_groups, match.b_groups, match.compared) == (2, 4, [0, 1])
+
+
+def test_a_file_where_nothing_was_measured_says_so(tmp_path: Path) -> None:
+    """Every size of every benchmark timed out: compare says nothing was measured, not
+    that the files have nothing in common; and its settings read as words."""
+    from beff.results import imported
+    from beff.results.archive import load
+
+    record = load(GOLDEN)
+    for m in record.measurements:
+        m.status = ["time-out"] * len(m.status)
+    out = tmp_path / "timeout.h5"
+    imported.write(record, out)
+    r = beff("compare", str(out), str(out))
+    assert r.returncode == 2
+    assert f"nothing was measured in {out} (every size ended time-out)" in r.stderr, r.stderr
+
+
+def test_settings_read_as_words() -> None:
+    from beff.render.compare import say
+
+    assert say("memory per process", 67108864) == "64 MiB"
+    assert say("memory per process", 12638255104) == "11.77 GiB"
+    assert say("hosts", None) == "not recorded" and say("hosts", ["vm"]) == "vm"
+    assert say("oversubscribed", True) == "yes" and say("scheduled time", 10.0) == "10 s"
