@@ -473,8 +473,8 @@ class JitBackend(Backend):
             return
         _told = True
         where = f"; later runs load them from {self.cache}" if self.cache else ""
-        sys.stderr.write("beff: compiling the timed loops with numba (once per MPI library "
-                         f"and numba version{where})\n")
+        sys.stderr.write("beff: compiling this suite's timed loops with numba, the first "
+                         f"time it runs with this MPI library and numba version{where}\n")
         sys.stderr.flush()
 
     def compile(self, lf: LoopFunc) -> Callable[..., Any]:

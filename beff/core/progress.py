@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -40,16 +40,42 @@ class Bar:
             sys.stdout.flush()
 
 
+class Estimate:
+    """The time left, at the pace of the steps after the first: the first holds the run's
+    start-up (loading or compiling the timed loops, the first calibration), which made the
+    first estimates several times too long. None until two steps are done."""
+
+    def __init__(self, total: int, clock: Callable[[], float] | None = None) -> None:
+        self.total = total
+        self.clock = clock or (lambda: time.monotonic())
+        self.done = 0
+        self.first: float | None = None  # when the first step was done
+
+    def step(self) -> None:
+        self.done += 1
+        if self.done == 1:
+            self.first = self.clock()
+
+    def left(self) -> float | None:
+        if self.first is None or self.done < 2:
+            return None
+        return (self.clock() - self.first) / (self.done - 1) * max(0, self.total - self.done)
+
+
 class LiveBar(Bar):
     """A rich bar, redrawn in place; taken off the terminal while a table is printed, so
     that the two never share a line."""
 
     def __init__(self, progress: Progress, total: int) -> None:
         self._progress = progress
-        self._task = progress.add_task("starting", total=total)
+        self._task = progress.add_task("starting", total=total, left="")
+        self._estimate = Estimate(total)
 
     def __call__(self, description: str) -> None:
-        self._progress.update(self._task, advance=1, description=description)
+        self._estimate.step()
+        left = self._estimate.left()
+        self._progress.update(self._task, advance=1, description=description,
+                              left="" if left is None else f"{_clock(left)} left")
 
     @contextmanager
     def paused(self) -> Iterator[None]:
@@ -65,22 +91,28 @@ class LineBar(Bar):
     """One line per ``LINE_INTERVAL_S`` (and at the first step): steps done, elapsed time and
     an estimate of the time left."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, clock: Callable[[], float] | None = None) -> None:
         self.total = total
-        self.done = 0
-        self.started = time.monotonic()
+        self.clock = clock or (lambda: time.monotonic())
+        self.started = self.clock()
         self.last: float | None = None
+        self.estimate = Estimate(total, self.clock)
+
+    @property
+    def done(self) -> int:
+        return self.estimate.done
 
     def __call__(self, description: str) -> None:
-        self.done += 1
-        now = time.monotonic()
+        self.estimate.step()
+        now = self.clock()
         if self.last is not None and now - self.last < LINE_INTERVAL_S:
             return
         self.last = now
         elapsed = now - self.started
         line = f"progress: {self.done}/{self.total} {description}, {_clock(elapsed)} elapsed"
-        if elapsed >= 1.0:  # below a second an estimate would read "about 0:00:00 left"
-            line += f", about {_clock(elapsed / self.done * (self.total - self.done))} left"
+        left = self.estimate.left()
+        if left is not None and elapsed >= 1.0:  # below a second: "about 0:00:00 left"
+            line += f", about {_clock(left)} left"
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
 
@@ -110,12 +142,11 @@ def make_progress(enabled: bool | None, total: int) -> Iterator[Bar]:
         Progress,
         TextColumn,
         TimeElapsedColumn,
-        TimeRemainingColumn,
     )
 
     console = terminal.console(stderr=True, force=True)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn(), TimeRemainingColumn())
+               TimeElapsedColumn(), TextColumn("{task.fields[left]}"))
     with Progress(*columns, console=console, transient=True, redirect_stdout=False,
                   redirect_stderr=False) as progress:
         yield LiveBar(progress, total)

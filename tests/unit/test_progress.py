@@ -47,9 +47,10 @@ def test_off_the_terminal_progress_is_plain_lines_at_most_every_interval(
         now[0] += progress.LINE_INTERVAL_S
         bar("PingPong np=2 2 B")
     lines = capsys.readouterr().err.splitlines()
+    # no estimate from the first step (it holds the start-up); then the pace of the others
     assert lines == [
-        "progress: 1/4 PingPong np=2 0 B, 0:00:02 elapsed, about 0:00:06 left",
-        "progress: 3/4 PingPong np=2 2 B, 0:00:17 elapsed, about 0:00:06 left"]
+        "progress: 1/4 PingPong np=2 0 B, 0:00:02 elapsed",
+        "progress: 3/4 PingPong np=2 2 B, 0:00:17 elapsed, about 0:00:08 left"]
     with progress.make_progress(True, 400) as bar:
         now[0] += 0.2
         bar("PingPong np=2 0 B")  # too early to estimate the rest
@@ -64,3 +65,17 @@ def test_a_relay_of_whole_lines_gets_lines_even_on_a_terminal(
         bar("b_eff rep 1/2")
     err = capsys.readouterr().err
     assert err.startswith("progress: 1/2 b_eff rep 1/2, ") and "\x1b" not in err
+
+
+def test_the_estimate_leaves_out_the_start_up() -> None:
+    """A first step of 60 s (compiling the loops, the first calibration), then steps of
+    2 s: the time left is 2 s per step to go, not the first step's pace."""
+    now = [0.0]
+    est = progress.Estimate(10, lambda: now[0])
+    now[0] = 60.0
+    est.step()
+    assert est.left() is None  # one step says nothing of the pace
+    for _ in range(3):
+        now[0] += 2.0
+        est.step()
+    assert est.left() == 2.0 * 6
