@@ -53,7 +53,9 @@ def map_cmd(
     stall_timeout: Annotated[float | None, O.option("stall_timeout")] = None,
 ) -> None:
     """Under MPI: bandwidth and latency between every pair of nodes, with the slow nodes and
-    links named (`mpiexec -n P beff map`, one rank per node).
+    links named (`mpiexec -n P beff map`, one rank per node); on one node or an
+    oversubscribed job, whose pair figures judge no link, it says so and names them only
+    when asked (--outliers both).
 
     Only the options given here override the config file: defaults, then TOML, then flags.
     """

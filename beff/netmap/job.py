@@ -19,7 +19,7 @@ from beff.core.config import RunConfig, stall_limit
 from beff.core.errors import UsageError
 from beff.core.progress import Bar
 from beff.core.suite import Suite
-from beff.netmap import schedule
+from beff.netmap import outliers, schedule
 from beff.netmap.loops import LOOPS, bandwidth_loop, latency_loop
 from beff.netmap.options import check_combination, size_text
 from beff.netmap.record import MapRecord, derive
@@ -93,6 +93,7 @@ class MapJob:
         self.sample_s = 0.0
         self.comm: Any = None
         self.warnings: list[str] = []
+        self.figures = ""  # rank 0: whose outliers are named (--outliers, auto resolved)
 
     # ------------------------------------------------------------------ rank 0, then all
     def prepare(self, MPI: types.ModuleType, cfg: RunConfig) -> None:
@@ -131,6 +132,8 @@ class MapJob:
         self.index = at if at < P and self.mapped[at] == me else -1
         self.comm = world.Split(0 if self.index >= 0 else MPI.UNDEFINED, me)
         self.derived.update(nmapped=P, per_node=per_node, shifts=len(self.shifts))
+        if me == 0:
+            self._judged(ranks)
         if self.index >= 0:
             capi.compile_only(*LOOPS)
             self._buffers(MPI)
@@ -139,6 +142,19 @@ class MapJob:
             self.warnings.append(f"--shifts {opts['shifts']}: P - 1 = {P - 1} shifts exist; "
                                  "all of them are measured")
         return {}
+
+    def _judged(self, ranks: list[dict[str, Any]]) -> None:
+        """Rank 0: whose outliers are named, from --outliers and the placement (auto: none
+        on one node or an oversubscribed job); a warning says why where pair figures judge
+        no link."""
+        from beff.core.metadata import placement
+
+        where = placement(ranks)
+        note = outliers.placement_note(int(where["nodes"]), bool(where["oversubscribed"]))
+        self.figures = outliers.figures_judged(str(self.opts["outliers"]), note)
+        self.derived.update(outliers=self.figures)
+        if note:
+            self.warnings.append(outliers.consequence(note, self.figures))
 
     def _buffers(self, MPI: types.ModuleType) -> None:
         opts = self.opts
@@ -279,7 +295,7 @@ class MapJob:
             max_repetitions=int(opts["repetitions"]), repetitions=self.reps,
             over_budget=self.over, calibration_s=self.sample_s, passes_done=0,
             runtime_s=0.0, threshold=float(opts["threshold"]),
-            min_ratio=float(opts["min_ratio"]), outlier_figures=str(opts["outliers"]),
+            min_ratio=float(opts["min_ratio"]), outlier_figures=self.figures,
             hosts=list(self.hosts),
             world_rank=np.asarray(self.mapped, dtype=np.int64),
             node=np.asarray(self.node, dtype=np.int64),

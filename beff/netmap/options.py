@@ -14,7 +14,9 @@ from beff.core.suite import Option
 
 MIB = 1 << 20
 MAX_SIZE = 1 << 30  # one message; a count of bytes must fit a C int
-FIGURES = ("both", "bandwidth", "latency")
+# --outliers: auto names both figures' outliers, or none on one node or an oversubscribed job
+# (beff.netmap.outliers.placement_note); the others force their choice
+FIGURES = ("auto", "both", "bandwidth", "latency", "none")
 
 
 @dataclass(frozen=True)
@@ -60,8 +62,10 @@ OPTIONS = (
            "or a link", ("--threshold",), 0.0, 1e3),
     Option("min_ratio", float, 2.0, "and how many times worse than the reference it must be",
            ("--min-ratio",), 1.0, 1e9),
-    Option("outliers", str, "both", "the figures whose outliers are named: both, bandwidth "
-           "or latency (latency only swings widely on nodes shared with other work)",
+    Option("outliers", str, "auto", "the figures whose outliers are named: auto (both, but "
+           "none on a single node or an oversubscribed job, whose pair figures judge no "
+           "link), both, bandwidth, latency or none (latency swings widely on nodes shared "
+           "with other work); any but auto names them whatever the placement",
            ("--outliers",), choices=FIGURES),
 )
 BY_KEY = {o.key: o for o in OPTIONS}

@@ -1,13 +1,14 @@
 """``beff map``'s outlier rule, as pure functions: which nodes and which links are far worse
 than the rest, and whether a pattern points at a node or at a link.
 
-The caller gives each pair one figure: ``beff map`` takes the median of a pair's bandwidth
-samples and the smallest of its latency samples (noise only ever adds to a round trip, and
-on a busy node often for a third of them or more; a slow path is slow in every sample).
-The run takes the samples in passes over every shift, so a disturbance of a few seconds
-spoils one sample of many pairs rather than every sample of a few. Figures are compared on
-a log scale (ratios, not differences), as ``y = log(bandwidth)`` or ``y = -log(latency)``
-(higher is better either way).
+The caller gives each pair one figure: ``beff map`` takes the median of a pair's samples,
+for bandwidth and for latency alike, the figure its matrices show, so that a named pair's
+figure is the one its cell shows. A slow path is slow in every sample, so in their median;
+a disturbance spoils the median only when it spoils half of a pair's samples, and the run
+takes the samples in passes over every shift, so a disturbance of a few seconds spoils one
+sample of many pairs rather than every sample of a few (each latency sample is itself the
+median of its round trips). Figures are compared on a log scale (ratios, not differences),
+as ``y = log(bandwidth)`` or ``y = -log(latency)`` (higher is better either way).
 
 * A rank's **row** figure is its best pair as the sender (as the pinging side for
   latency), its **column** figure its best pair as the receiver (the answering side). A
@@ -30,6 +31,10 @@ a log scale (ratios, not differences), as ``y = log(bandwidth)`` or ``y = -log(l
 
 Pairs within a node (shared memory) and pairs across nodes (the network) are analysed apart,
 by the caller: they are different things, and a mix would make every network pair look slow.
+
+Where no pair's figure judges a link (every mapped rank on one node, or more ranks than cores
+on a node, so that the load of the other ranks decides the figures), :func:`placement_note`
+says why, and the default choice ``auto`` (:func:`figures_judged`) names nothing.
 """
 
 from __future__ import annotations
@@ -65,7 +70,7 @@ class Rule:
                 f"median of the better half) and more than {self.threshold:g} robust "
                 f"deviations ({SPREAD:g} x the median absolute deviation of the better "
                 f"half, when it has {SPREAD_MIN} values or more) below it; per pair: the "
-                "median bandwidth and the smallest latency of its samples; log scale")
+                "median of its samples, as in the matrices; log scale")
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,39 @@ class Finding:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def placement_note(nodes: int, oversubscribed: bool) -> str:
+    """Why the pairs' figures of a job on ``nodes`` nodes judge no link, in words ("": they
+    do)."""
+    why = []
+    if nodes == 1:
+        why.append("every mapped rank is on one node, so every pair shares that node's "
+                   "memory and no pair crosses a network link")
+    if oversubscribed:
+        why.append("the job is oversubscribed (more ranks than cores on a node), so ranks "
+                   "share cores and a pair's figures follow the load, not its link")
+    if not why:
+        return ""
+    return "pair figures here do not judge links: " + "; and ".join(why)
+
+
+def figures_judged(choice: str, note: str) -> str:
+    """The figures whose outliers are named for the option's ``choice`` (auto, both,
+    bandwidth, latency or none) where :func:`placement_note` gave ``note``: ``auto`` is
+    both, or none where the note says the figures judge no link; the others as given."""
+    if choice == "auto":
+        return "none" if note else "both"
+    return choice
+
+
+def consequence(note: str, figures: str) -> str:
+    """``note`` (:func:`placement_note`) and what it means for the outliers named by
+    ``figures`` (both, bandwidth, latency or none)."""
+    if figures == "none":
+        return f"{note}; no outliers are named (--outliers both names them anyway)"
+    what = "bandwidth and latency" if figures == "both" else figures
+    return f"{note}; the outliers named (by {what}) tell that, not slow links"
 
 
 def far_below(y: np.ndarray, rule: Rule) -> tuple[np.ndarray, float, float]:
@@ -134,10 +172,12 @@ def analyze(sender: np.ndarray, receiver: np.ndarray, value: np.ndarray, nmapped
     for node in np.flatnonzero(low_row | low_col):
         side = "both" if low_row[node] and low_col[node] else (
             "send" if low_row[node] else "receive")
-        mine, ref = (row[node], ref_row) if side != "receive" else (col[node], ref_col)
+        mine, ref, of = (row[node], ref_row, s) if side != "receive" else \
+            (col[node], ref_col, r)
         if side == "both" and ref_col - col[node] > ref_row - row[node]:
-            mine, ref = col[node], ref_col
-        found.append(Finding("node", figure, side, int(node), -1, _natural(mine, higher),
+            mine, ref, of = col[node], ref_col, r
+        best = v[(of == node) & (y == mine)][0]  # the best pair's own figure, not exp(log)
+        found.append(Finding("node", figure, side, int(node), -1, float(best),
                              _natural(ref, higher), math.exp(ref - mine), scope))
     explained = low_row[s] | low_col[r]
     expected = np.minimum(row[s], col[r])
@@ -146,7 +186,7 @@ def analyze(sender: np.ndarray, receiver: np.ndarray, value: np.ndarray, nmapped
     links = np.flatnonzero(low_link)
     for i in links[np.argsort(residual[links], kind="stable")]:
         found.append(Finding("link", figure, "link", int(s[i]), int(r[i]),
-                             _natural(float(y[i]), higher),
+                             float(v[i]),
                              _natural(float(expected[i]) + ref_res, higher),
                              math.exp(ref_res - float(residual[i])), scope))
     return found

@@ -56,7 +56,9 @@ class MapRecord:
     runtime_s: float
     threshold: float
     min_ratio: float
-    outlier_figures: str  # both, bandwidth or latency: whose outliers are named
+    # both, bandwidth, latency or none: whose outliers are named (--outliers auto is stored
+    # as both, or as none where the placement judges no link: outliers.placement_note)
+    outlier_figures: str
     hosts: list[str]  # [P] host of each mapped rank
     world_rank: np.ndarray  # [P] world rank of each mapped rank
     node: np.ndarray  # [P] node id of each mapped rank (the ranks table's)
@@ -118,15 +120,6 @@ class Pairs:
             out: np.ndarray = np.nanmedian(samples, axis=1)
         return out
 
-    @staticmethod
-    def best(samples: np.ndarray, higher: bool) -> np.ndarray:
-        """Per pair: its best sample (NaN: none)."""
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            out: np.ndarray = np.nanmax(samples, axis=1) if higher else \
-                np.nanmin(samples, axis=1)
-        return out
-
     @property
     def measured(self) -> np.ndarray:
         """bool per pair: it has a sample."""
@@ -160,11 +153,12 @@ def pairs(rec: MapRecord) -> Pairs:
 
 def analyze(rec: MapRecord, p: Pairs | None = None) -> list[Finding]:
     """The outliers of the record: receive bandwidth and latency, across nodes and within
-    nodes apart (:mod:`beff.netmap.outliers`)."""
+    nodes apart (:mod:`beff.netmap.outliers`), each pair judged by the median of its
+    samples, the figure the matrices show."""
     p = pairs(rec) if p is None else p
     rule = Rule(rec.threshold, rec.min_ratio)
     bw = p.median(p.recv_bw)
-    lat = p.best(p.latency, False)
+    lat = p.median(p.latency)
     found: list[Finding] = []
     for scope, mask in ((ACROSS, p.across), (WITHIN, ~p.across)):
         if not mask.any():

@@ -13,7 +13,15 @@ from rich import box
 from rich.console import Console
 
 from beff.netmap.options import size_text
-from beff.netmap.outliers import ACROSS, BANDWIDTH, LATENCY, WITHIN, Finding
+from beff.netmap.outliers import (
+    ACROSS,
+    BANDWIDTH,
+    LATENCY,
+    WITHIN,
+    Finding,
+    consequence,
+    placement_note,
+)
 from beff.netmap.record import MATRIX_MAX, MapRecord, Pairs, pairs
 from beff.render.charts import BAR, HEATMAP, Chart, Matrix, Series
 from beff.render.tables import Table
@@ -90,6 +98,14 @@ def named(rec: MapRecord) -> tuple[list[str], list[tuple[str, str]]]:
     return nodes, links
 
 
+def note_of(rec: MapRecord, attrs: dict[str, Any] | None) -> str:
+    """Why this run's pair figures judge no link ("": they do), from its placement (the
+    mapped ranks' nodes where the run's attributes lack it)."""
+    where = (attrs or {}).get("placement") or {}
+    nodes = int(where.get("nodes", len({int(n) for n in rec.node})))
+    return placement_note(nodes, bool(where.get("oversubscribed", False)))
+
+
 def plan_line(rec: MapRecord) -> str:
     K, P = len(rec.shifts), rec.nmapped
     who = "every rank" if rec.all_ranks else f"{rec.per_node} per node"
@@ -118,9 +134,13 @@ def _figures(p: Pairs) -> list[tuple[str, str, str, int, np.ndarray, float]]:
     return out
 
 
-def render(rec: MapRecord, console: Console) -> None:
+def render(rec: MapRecord, console: Console, attrs: dict[str, Any] | None = None) -> None:
     p = pairs(rec)
     console.print(f"[bold]beff map[/bold]: {plan_line(rec)}", highlight=False)
+    note = note_of(rec, attrs)
+    if note:
+        console.print(f"[bold yellow]note:[/bold yellow] {consequence(note, rec.outlier_figures)}",
+                      highlight=False, soft_wrap=True)
     t = Table(title="pairs: the median over pairs of each pair's median", box=box.SIMPLE_HEAD)
     for col in ("pairs", "figure", "count", "median", "min", "max"):
         t.add_column(col, justify="left" if col in ("pairs", "figure") else "right")
@@ -136,7 +156,7 @@ def render(rec: MapRecord, console: Console) -> None:
         assert rec.latency is not None
         _matrix(rec, rec.latency, "latency (half round trip), us (row: pinging, "
                 "column: answering)", US, console)
-    _outliers(rec, console)
+    _outliers(rec, console, note)
 
 
 def _worst_pairs(rec: MapRecord, p: Pairs, console: Console) -> None:
@@ -164,7 +184,7 @@ def node_rows(rec: MapRecord, p: Pairs) -> list[dict[str, Any]]:
     """Per mapped rank: its sums, its best pair as sender and as receiver (bandwidth, B/s),
     its median latency (s) over its pairs."""
     P = rec.nmapped
-    best = p.best(p.recv_bw, True)
+    best = p.median(p.recv_bw)  # the matrix's cells, as the outliers are judged
     lat = p.median(p.latency)
     row_best, col_best = np.full(P, np.nan), np.full(P, np.nan)
     ok = np.isfinite(best)
@@ -223,8 +243,13 @@ def _matrix(rec: MapRecord, matrix: np.ndarray, title: str, scale: float,
     console.print(t)
 
 
-def _outliers(rec: MapRecord, console: Console) -> None:
+def _outliers(rec: MapRecord, console: Console, note: str = "") -> None:
     found = rec.findings()
+    if rec.outlier_figures == "none":
+        why = "pair figures here do not judge links; " if note else ""
+        console.print(f"outliers: none looked for ({why}--outliers both names them)",
+                      highlight=False, soft_wrap=True)
+        return
     what = {"both": "bandwidth and latency"}.get(rec.outlier_figures, rec.outlier_figures)
     if not found:
         console.print(f"outliers by {what}: none named ({rec.rule})", highlight=False,
@@ -236,10 +261,12 @@ def _outliers(rec: MapRecord, console: Console) -> None:
         console.print(f"  {finding_text(f, rec)}", highlight=False, soft_wrap=True)
 
 
-def summary(rec: MapRecord) -> dict[str, Any]:
-    """The JSON entry: the plan, the figures, the named outliers, the nodes, the worst pairs
-    and, up to JSON_MATRIX_MAX mapped ranks, the matrices."""
+def summary(rec: MapRecord, attrs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON entry: the plan, the figures, whether they judge links (``placement_note``:
+    why not), the named outliers, the nodes, the worst pairs and, up to JSON_MATRIX_MAX
+    mapped ranks, the matrices."""
     p = pairs(rec)
+    note = note_of(rec, attrs)
     nodes, links = named(rec)
     figures: dict[str, dict[str, Any]] = {}
     for scope, key, _, count, values, scale in _figures(p):
@@ -256,7 +283,8 @@ def summary(rec: MapRecord) -> dict[str, Any]:
         "rounds": rec.rounds, "repetitions": rec.repetitions, "budget_s": rec.budget_s,
         "over_budget": rec.over_budget, "runtime_s": _num(rec.runtime_s),
         "hosts": list(rec.hosts), "figures": figures, "rule": rec.rule,
-        "outlier_figures": rec.outlier_figures,
+        "outlier_figures": rec.outlier_figures, "links_judged": not note,
+        "placement_note": consequence(note, rec.outlier_figures) if note else None,
         "outliers": [{**{k: _num(v, 9) if isinstance(v, float) else v
                          for k, v in f.to_json().items()},
                       "node": rec.label(f.rank),
@@ -333,7 +361,7 @@ def _marks(rec: MapRecord, figure: str) -> tuple[np.ndarray, list[int], list[int
     return cells, list(dict.fromkeys(rows)), list(dict.fromkeys(cols)), words
 
 
-def heatmaps(rec: MapRecord) -> list[Chart]:
+def heatmaps(rec: MapRecord, note: str = "") -> list[Chart]:
     """The receive and send bandwidth matrices and the latency matrix as heatmaps, the
     outliers named by each figure outlined (the send bandwidth's: none, outliers are named
     from the receive bandwidth); every k-th node labelled above HEATMAP_LABELS mapped ranks.
@@ -357,6 +385,8 @@ def heatmaps(rec: MapRecord) -> list[Chart]:
     shifts = f"{len(rec.shifts)} of {P - 1} shifts"
 
     def named_text(figure: str, words: list[str]) -> str:
+        if rec.outlier_figures == "none":
+            return f"no outliers looked for ({note})" if note else "no outliers looked for"
         if rec.outlier_figures not in ("both", figure):
             return f"outliers by {figure} not looked for (--outliers {rec.outlier_figures})"
         if not words:
@@ -414,7 +444,7 @@ class MapView:
         return ""
 
     def table(self, result: MapRecord, record: RunRecord, console: Console) -> None:
-        render(result, console)
+        render(result, console, record.attrs)
 
     def csv_rows(self, result: MapRecord) -> list[dict[str, Any]]:
         p = pairs(result)
@@ -437,7 +467,7 @@ class MapView:
         return rows
 
     def summary(self, result: MapRecord, record: RunRecord) -> dict[str, Any]:
-        return summary(result)
+        return summary(result, record.attrs)
 
     def result_warnings(self, result: MapRecord, record: RunRecord) -> list[str]:
         if not result.over_budget:
@@ -463,7 +493,7 @@ class MapView:
     def charts(self, result: MapRecord, record: RunRecord) -> list[Chart]:
         """The matrices as heatmaps (:func:`heatmaps`), and the per-rank sums as bars (up
         to CHART_MAX mapped ranks)."""
-        out = heatmaps(result)
+        out = heatmaps(result, note_of(result, record.attrs))
         if result.send_sum is None or result.recv_sum is None or \
                 not 0 < result.nmapped <= CHART_MAX:
             return out

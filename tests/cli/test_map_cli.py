@@ -23,6 +23,8 @@ def test_help_lists_every_option_with_its_default() -> None:
         assert flag in words, flag
     assert "Message size of the bandwidth samples (default 1 MiB)." in words
     assert "(default 60)" in words and "(default 8 B)" in words
+    assert "auto (both, but none on a single node or an oversubscribed job" in words
+    assert "(default auto)" in words
 
 
 def test_list_names_the_suite_and_its_options() -> None:
@@ -38,7 +40,8 @@ def test_list_names_the_suite_and_its_options() -> None:
     (["--window", "0"], "--window must be between 1 and 1024, got 0"),
     (["--repetitions", "2"], "--repetitions must be between 3 and"),
     (["--per-node", "2", "--all-ranks"], "--per-node and --all-ranks exclude each other"),
-    (["--outliers", "pairs"], "--outliers expects one of both|bandwidth|latency, got 'pairs'"),
+    (["--outliers", "pairs"], "--outliers expects one of auto|both|bandwidth|latency|none, "
+                              "got 'pairs'"),
     (["--min-ratio", "0.5"], "--min-ratio must be between 1 and"),
     (["--format", "imb"], "--format: beff map results come as table|json|csv, not 'imb'"),
 ])

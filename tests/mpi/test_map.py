@@ -1,6 +1,7 @@
 """``beff map`` under mpiexec on this one host (``--all-ranks`` or ``--per-node``): every
-format and ``beff show`` of its file, random shifts from a stored seed, the mapped ranks, bad
-input (exit 2, one line), and a stopped rank tripping the watchdog."""
+format and ``beff show`` of its file, random shifts from a stored seed, the mapped ranks, one
+oversubscribed node's note and outliers only when asked for, bad input (exit 2, one line),
+and a stopped rank tripping the watchdog."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from beff.netmap.outliers import BANDWIDTH
 from beff.netmap.record import MapRecord
 from beff.netmap.schedule import choose_shifts
+from beff.netmap.view import finding_text
 from beff.results.archive import load
 from tests.mpirun import (
     beff,
@@ -81,7 +84,9 @@ def test_every_format_and_show_prints_the_same(tmp_path: Path, fmt: str) -> None
     if fmt == "table":
         assert "beff map: 2 of 2 ranks mapped (every rank)" in r.stdout
         assert "worst pairs by receive bandwidth" in r.stdout
-        assert "outliers by bandwidth and latency" in r.stdout
+        # one node: the pairs judge no link, and no outlier is looked for (--outliers auto)
+        assert "note: pair figures here do not judge links" in r.stdout
+        assert "outliers: none looked for" in r.stdout
 
 
 def test_random_shifts_come_from_the_stored_seed(tmp_path: Path) -> None:
@@ -115,6 +120,57 @@ def test_per_node_maps_the_first_ranks_of_each_node(tmp_path: Path) -> None:
     assert list(rec.world_rank) == [0, 1]  # the other two waited
     entry = json.loads(r.stdout)["results"][0]
     assert [row["rank"] for row in entry["ranks"]] == [0, 1]
+
+
+def test_one_oversubscribed_node_names_outliers_only_when_asked(tmp_path: Path) -> None:
+    """4 ranks on this one node (2 cores: oversubscribed): the table and the warnings say
+    that the pair figures judge no link, and nothing is named; --outliers both names them
+    (any rank below the better half's median, at --threshold 0 --min-ratio 1), each with
+    the figure the matrices show: a link its cell, a node the best cell of its row or
+    column."""
+    quiet = tmp_path / "auto.h5"
+    r = mpirun(4, "map", "--all-ranks", *QUICK, "-o", str(quiet), timeout=180)
+    assert r.returncode == 0, r.stderr
+    note = "pair figures here do not judge links: every mapped rank is on one node"
+    run = load(quiet)
+    assert run.attrs["placement"]["nodes"] == 1
+    assert f"note: {note}" in r.stdout and "outliers: none looked for" in r.stdout
+    if run.attrs["placement"]["oversubscribed"]:
+        assert "the job is oversubscribed (more ranks than cores on a node)" in r.stdout
+    assert "no outliers are named (--outliers both names them anyway)" in r.stderr
+    assert any(w.startswith(note) for w in run.attrs["warnings"])
+    rec = record_of(quiet)
+    assert rec.outlier_figures == "none" and rec.outliers == []
+    assert run.attrs["derived"]["outliers"] == "none"
+    shown = beff("show", str(quiet), "--format", "json")
+    entry = json.loads(shown.stdout)["results"][0]
+    assert entry["links_judged"] is False and entry["outliers"] == []
+    assert entry["placement_note"].startswith(note)
+
+    asked = tmp_path / "asked.h5"
+    r = mpirun(4, "map", "--all-ranks", *QUICK, "--outliers", "both", "--threshold", "0",
+               "--min-ratio", "1", "-o", str(asked), timeout=180)
+    assert r.returncode == 0, r.stderr
+    rec = record_of(asked)
+    found = rec.findings()
+    assert rec.outlier_figures == "both" and found, r.stdout
+    assert f"note: {note}" in r.stdout
+    assert "tell that, not slow links" in r.stdout
+    assert rec.recv_bw is not None and rec.latency is not None
+    for f in found:
+        assert f"  {finding_text(f, rec)}" in r.stdout
+        matrix = rec.recv_bw if f.figure == BANDWIDTH else rec.latency
+        if f.kind == "link":
+            assert f.value == matrix[f.rank, f.peer], f
+            continue
+        side = matrix[f.rank] if f.side != "receive" else matrix[:, f.rank]
+        cells = side[np.isfinite(side)]
+        best = cells.max() if f.figure == BANDWIDTH else cells.min()
+        if f.side == "both":  # the worse of its row and its column is shown
+            col = matrix[:, f.rank][np.isfinite(matrix[:, f.rank])]
+            assert f.value in (best, col.max() if f.figure == BANDWIDTH else col.min()), f
+        else:
+            assert f.value == best, f
 
 
 def _bad(nprocs: int, *args: str) -> tuple[int, str]:

@@ -16,7 +16,10 @@ from beff.netmap.outliers import (
     WITHIN,
     Rule,
     analyze,
+    consequence,
     far_below,
+    figures_judged,
+    placement_note,
 )
 from beff.netmap.schedule import choose_shifts
 
@@ -157,3 +160,38 @@ def test_unmeasured_pairs_are_ignored_and_the_scope_is_kept() -> None:
 def test_the_rule_says_what_it_does() -> None:
     text = Rule(3.5, 2.5).describe()
     assert "2.5x worse" in text and "3.5 robust deviations" in text and "better half" in text
+    assert "per pair: the median of its samples, as in the matrices" in text
+
+
+@pytest.mark.parametrize("nodes, oversubscribed, words", [
+    (4, False, ()),
+    (1, False, ("one node", "shares that node's memory")),
+    (4, True, ("oversubscribed", "share cores")),
+    (1, True, ("one node", "oversubscribed")),
+])
+def test_one_node_or_shared_cores_judge_no_link(nodes: int, oversubscribed: bool,
+                                                words: tuple[str, ...]) -> None:
+    note = placement_note(nodes, oversubscribed)
+    assert bool(note) == bool(words)
+    assert all(w in note for w in words)
+    if note:
+        assert note.startswith("pair figures here do not judge links: ")
+
+
+@pytest.mark.parametrize("choice, shared, figures", [
+    ("auto", False, "both"), ("auto", True, "none"),  # auto: nothing where links are not judged
+    ("both", True, "both"), ("latency", True, "latency"),  # asked for: named anyway
+    ("bandwidth", False, "bandwidth"), ("none", False, "none"),
+])
+def test_auto_names_no_outlier_where_links_are_not_judged(choice: str, shared: bool,
+                                                          figures: str) -> None:
+    note = placement_note(1, False) if shared else ""
+    assert figures_judged(choice, note) == figures
+
+
+def test_the_consequence_says_what_is_named() -> None:
+    note = placement_note(1, True)
+    assert consequence(note, "none") == f"{note}; no outliers are named (--outliers both " \
+        "names them anyway)"
+    assert consequence(note, "both").endswith("the outliers named (by bandwidth and latency) "
+                                              "tell that, not slow links")

@@ -13,7 +13,7 @@ import numpy as np
 from rich.console import Console
 
 from beff.netmap.record import LAYOUT, MapRecord, derive, pairs
-from beff.netmap.view import VIEW, named
+from beff.netmap.view import VIEW, named, node_rows
 from beff.results.archive import read_record, write_record
 from beff.results.model import RunRecord
 
@@ -136,3 +136,90 @@ def test_views_name_the_slow_node_in_every_format() -> None:
     assert chart.categories == tuple(rec.hosts)
     sent, got = chart.series
     assert np.isclose(sent.y[SLOW_SENDER], 150.0) and np.isclose(got.y[0], 2090.0)
+
+
+def _link_latency(samples_us: list[float]) -> MapRecord:
+    """The synthetic record with hostA -> hostB's latency samples (half round trips, us) set:
+    shift 1, measured by its pinging rank 0."""
+    rec = synthetic()
+    rec.latency_time[0, 0] = 2e-6 * np.asarray(samples_us)
+    derive(rec)
+    return rec
+
+
+def test_a_link_is_judged_by_its_median_as_the_matrix_shows_it() -> None:
+    """The issue's case: a link whose smallest sample is fast and its median slow is named,
+    with the median the matrix shows; one slow sample of three names nothing."""
+    rec = _link_latency([10.0, 1000.0, 1000.0])
+    assert rec.latency is not None and np.isclose(rec.latency[0, 1], 1e-3)
+    (link,) = [f for f in rec.findings() if f.figure == "latency"]
+    assert (link.kind, link.rank, link.peer) == ("link", 0, 1)
+    assert link.value == rec.latency[0, 1]  # the outlier list's figure is the matrix's cell
+    console = Console(file=io.StringIO(), width=200)
+    VIEW.table(rec, RunRecord(attrs={"suite": "map"}, results=[rec]), console)
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "link hostA -> hostB: 1,000.0 us half round trip" in text
+    matrix = text.split("pinging, column: answering)")[1].split("outliers by")[0]
+    assert "  hostA       -   1,000.0 " in matrix  # the same figure in the matrix's cell
+    assert "10.0 us half" not in text  # not the link's smallest sample
+    rec = _link_latency([10.0, 10.0, 1000.0])
+    assert [f for f in rec.findings() if f.figure == "latency"] == []
+
+
+def test_a_named_node_shows_its_best_cell_of_the_matrix() -> None:
+    rec = synthetic()
+    derive(rec)
+    (f,) = rec.findings()
+    assert rec.recv_bw is not None
+    assert f.value == np.nanmax(rec.recv_bw[SLOW_SENDER])  # "sends at most": its row's best
+    assert node_rows(rec, pairs(rec))[SLOW_SENDER]["best_as_sender"] == f.value
+
+
+def _shared(figures: str) -> tuple[MapRecord, RunRecord, str, dict[str, object]]:
+    """The synthetic record as one oversubscribed node's, its outliers named by ``figures``
+    (auto stores none there): its table and JSON entry."""
+    rec = synthetic()
+    rec.outlier_figures = figures
+    derive(rec)
+    record = RunRecord(attrs={"suite": "map", "placement": {"nodes": 1,
+                                                            "oversubscribed": True}},
+                       results=[rec])
+    console = Console(file=io.StringIO(), width=400)
+    VIEW.table(rec, record, console)
+    return rec, record, console.file.getvalue(), VIEW.summary(rec, record)  # type: ignore
+
+
+def test_one_oversubscribed_node_says_so_and_names_nothing_by_default() -> None:
+    rec, record, text, doc = _shared("none")
+    assert rec.outliers == []
+    note = "note: pair figures here do not judge links: every mapped rank is on one node"
+    assert note in text and "the job is oversubscribed" in text
+    assert "no outliers are named (--outliers both names them anyway)" in text
+    assert "outliers: none looked for (pair figures here do not judge links; --outliers " \
+        "both names them)" in text
+    assert doc["links_judged"] is False and doc["outliers"] == []
+    assert str(doc["placement_note"]).startswith("pair figures here do not judge links")
+    assert doc["outlier_figures"] == "none"
+    heat = VIEW.charts(rec, record)[0]
+    assert "no outliers looked for (pair figures here do not judge links" in str(heat.note)
+
+
+def test_asked_for_outliers_are_named_with_the_note() -> None:
+    rec, _, text, doc = _shared("both")
+    assert [f.rank for f in rec.findings()] == [SLOW_SENDER]
+    assert "the outliers named (by bandwidth and latency) tell that, not slow links" in text
+    assert "node hostC: sends at most 50.0 MB/s" in text
+    assert doc["links_judged"] is False and doc["named_nodes"] == ["hostC"]
+
+
+def test_nodes_of_their_own_judge_links() -> None:
+    rec = synthetic()
+    derive(rec)
+    record = RunRecord(attrs={"suite": "map", "placement": {"nodes": 4,
+                                                            "oversubscribed": False}},
+                       results=[rec])
+    doc = VIEW.summary(rec, record)
+    assert doc["links_judged"] is True and doc["placement_note"] is None
+    console = Console(file=io.StringIO(), width=200)
+    VIEW.table(rec, record, console)
+    assert "note:" not in console.file.getvalue()  # type: ignore[attr-defined]
