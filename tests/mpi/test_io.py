@@ -38,7 +38,9 @@ def run_io(nprocs: int, io_dir: Path, out: Path, *args: str,
 
 
 def test_all_37_at_two_ranks(io_dir: Path, tmp_path: Path) -> None:
-    doc = run_io(2, io_dir, tmp_path / "all.h5")
+    # -time 1: a budget of 2 s per benchmark, which a loaded node's shared-pointer writes
+    # need (at -time 0.2, C_Write_Shared timed out at load 6); a quiet one takes far less
+    doc = run_io(2, io_dir, tmp_path / "all.h5", "-time", "1")
     names = {r["benchmark"] for r in doc["results"]}
     assert names == {spec.name for spec in IO.values()} and len(names) == 37
     record = load(tmp_path / "all.h5")
@@ -61,10 +63,13 @@ def test_all_37_at_two_ranks(io_dir: Path, tmp_path: Path) -> None:
         if nonblocking(m.benchmark) and m.status[0] == OK:
             measured_overlap += 1
             cpu = m.more_times["t_cpu"][0]
-            assert np.all(cpu > 0.002)  # about 10 ms per transfer, as IMB-IO's kernel
+            # IMB-IO's CPU kernel, calibrated to about 10 ms at the start: a load that
+            # eases later makes it shorter (1.3 ms seen at load 4), but never near the
+            # microseconds of a transfer without it
+            assert np.all(cpu > 1e-4)
         if spec.procs == 1:
             assert m.nprocs == 1 and m.idle == 1
-    assert measured_overlap >= 8  # of the 16 I* (their first size fits -time 0.2 on a quiet node)
+    assert measured_overlap >= 8  # of the 16 I* (their first size fits -time 1 at any load)
 
 
 def test_modes_and_counts(tmp_path: Path) -> None:
