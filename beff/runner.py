@@ -34,7 +34,7 @@ from beff.core.config import (
     stall_limit,
     thread_level_before_init,
 )
-from beff.core.errors import UsageError
+from beff.core.errors import BeffError, UsageError
 from beff.core.metadata import placement, run_attrs
 from beff.core.mpi import OMPI_ONE_SIDED_SETTINGS, env_rank, guard, injected_stop
 from beff.core.progress import Bar, make_progress
@@ -45,6 +45,7 @@ from beff.results.archive import ResultFile, load
 from beff.results.model import Result, RunRecord
 
 Emit = Callable[[Result], None]
+Notes = Callable[[Result], list[str]]  # the Python API's warnings about one result
 
 
 class Job(Protocol):
@@ -168,9 +169,11 @@ class _Rank0:
     """Rank 0's side of a run: the result file and the live output."""
 
     def __init__(self, suite: suites.Suite, cfg: RunConfig, job: Job,
-                 attrs: dict[str, Any], ranks: list[dict[str, Any]], render: bool) -> None:
+                 attrs: dict[str, Any], ranks: list[dict[str, Any]], render: bool,
+                 notes: Notes | None = None) -> None:
         self.cfg = cfg
-        self.fmt = cfg.format if render else ""  # "": store only
+        self.fmt = cfg.format if render else ""  # "": store only, print nothing
+        self.notes = notes
         self.job = job
         self.view: View = suite.load("view")
         self.record = RunRecord(attrs=attrs, ranks=ranks)
@@ -187,8 +190,9 @@ class _Rank0:
     def warn(self, new: list[str]) -> None:
         new = [w for w in new if w not in self.found]
         self.found.extend(new)
-        with self.bar.paused():
-            common.print_warnings(self.stderr, new)
+        if self.fmt:  # else they come back on the record only (the Python API)
+            with self.bar.paused():
+                common.print_warnings(self.stderr, new)
 
     def begin(self) -> None:
         fmt = self.fmt
@@ -206,7 +210,8 @@ class _Rank0:
             self.pending[result.key] = result
 
     def render(self, result: Result) -> None:
-        self.warn(self.view.result_warnings(result, self.record))
+        self.warn(self.view.result_warnings(result, self.record)
+                  + (self.notes(result) if self.notes is not None else []))
         fmt = self.fmt
         with self.bar.paused():
             if fmt in TEXT_FORMATS:
@@ -224,6 +229,7 @@ class _Rank0:
         for result in self.pending.values():
             self.render(result)
         self.out.finish(status, warnings=self.found)
+        self.record.attrs.update(status=status, warnings=self.found)  # as the file has them
         fmt = self.fmt
         if fmt in TEXT_FORMATS:
             sys.stdout.write(self.view.text_footer(self.record))
@@ -256,6 +262,9 @@ class _Rank0:
         try:
             written = report.write([load(self.out.path)], [path], self.cfg.report)
         except Exception as exc:  # noqa: BLE001 - any drawing error: say it, keep the run's
+            if not self.fmt:  # the Python API: on the record (the file is finished)
+                self.found.append(f"the report page could not be written: {exc}")
+                return
             self.stderr.print(f"beff: warning: the report page could not be written: {exc}",
                               markup=False, highlight=False, soft_wrap=True)
             return
@@ -274,23 +283,31 @@ REPORT_S = 120.0
 @dataclasses.dataclass
 class Outcome:
     """What a run leaves: its results (rank 0: all of them, in order; other ranks: those
-    their rank saw) and why it stopped early ("" = it did not)."""
+    their rank saw), why it stopped early ("" = it did not) and, on rank 0, the record of
+    the file (its attrs with the status and the warnings)."""
 
     results: list[Result]
     failure: str
     path: str
+    record: RunRecord | None = None
 
 
 def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job,
-            render: bool = True) -> Outcome:
-    """Every rank, after validation: measure, store on rank 0, and render there (unless
-    ``render`` is False: the Python API)."""
+            render: bool = True, result_notes: Notes | None = None) -> Outcome:
+    """Every rank, after validation: measure, store on rank 0, and render there.
+
+    ``render`` False is the Python API: nothing is printed (progress only if
+    ``cfg.progress`` is True), the warnings (``result_notes`` adds its own about each result)
+    come back on the record, and a result file that rank 0 cannot create raises BeffError on
+    every rank.
+    """
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
     ranks, overhead, backend_warning = runtime.begin(MPI, cfg.timeout, cfg.backend,
                                                      job.everywhere)
     extra = job.start(MPI, cfg, ranks)
     me: _Rank0 | None = None
+    trouble = ""
     if rank == 0:
         assert ranks is not None and overhead is not None
         where = placement(ranks)
@@ -299,10 +316,21 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
                      oversubscribed=where["oversubscribed"], overhead=overhead,
                      benchmarks=job.names(), suite=suite.name, checked=cfg.check,
                      derived=job.derived, **extra)
-        me = _Rank0(suite, cfg, job, attrs, ranks, render)
-        me.warn(([backend_warning] if backend_warning else [])
-                + warnings.run_warnings(attrs, network=job.network) + job.notes())
-        me.begin()
+        try:
+            me = _Rank0(suite, cfg, job, attrs, ranks, render, result_notes)
+        except BeffError as exc:
+            if render:
+                raise
+            trouble = str(exc)
+        else:
+            me.warn(([backend_warning] if backend_warning else [])
+                    + warnings.run_warnings(attrs, network=job.network) + job.notes())
+            me.begin()
+    if not render:  # the API raises on every rank, not on rank 0 alone
+        trouble = world.bcast(trouble if rank == 0 else "", root=0)
+        if trouble:
+            job.finish([], world.Get_size())  # its clean-up (I/O: the run's files)
+            raise BeffError(trouble)
     results: list[Result] = []
 
     def emit(result: Result) -> None:
@@ -310,7 +338,8 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
         if me is not None:
             me.emit(result)
 
-    with make_progress(cfg.progress if me is not None else False,
+    shown = cfg.progress if render else cfg.progress is True
+    with make_progress(shown if me is not None else False,
                        job.steps(world.Get_size())) as bar:
         if me is not None:
             me.bar = bar
@@ -327,10 +356,10 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
     if me is not None:
         me.warn(notes)
         me.end("failed" if failure else "complete")
-        if failure:
+        if failure and render:
             me.stderr.print(f"beff: error: {failure}; the results measured before stay in "
                             f"{me.out.path}", markup=False, highlight=False, soft_wrap=True)
     if failure:
         world.Barrier()  # rank 0 has said why before any rank exits (launchers kill on exit 1)
     return Outcome(me.record.results if me is not None else results, failure,
-                   str(cfg.output))
+                   str(cfg.output), me.record if me is not None else None)

@@ -264,6 +264,13 @@ SLOW_READY_ENV = "BEFF_TEST_SLOW_READY"  # test-only: seconds added to readying 
 _told = False
 
 
+def quiet_notices() -> None:
+    """Say nothing of compiling the timed loops (the Python API prints nothing unless
+    asked)."""
+    global _told
+    _told = True
+
+
 class Backend:
     """Binds the C functions of libmpi and makes timed loops callable."""
 

@@ -421,6 +421,16 @@ def start_watchdog(seconds: float) -> threading.Timer:
     return timer
 
 
+def stop_watchdog() -> None:
+    """Cancel the ``--timeout`` watchdog and its backstop (the Python API, when its run
+    returns: the caller's program goes on without it; the next run starts its own)."""
+    global _watchdog
+    if _watchdog is not None:
+        _watchdog.cancel()
+        _watchdog = None
+    backstop.disarm("timeout")
+
+
 # The step guard (:func:`guard`): one watchdog thread per process, started on the first
 # guard, waits on _wake for the deadline; guard() only moves the deadline under its lock.
 BACKSTOP_SLACK_S = 1.0  # the guard's backstop may be armed up to this much later (see guard)
