@@ -147,10 +147,28 @@ def measurement_charts(m: Measurement) -> list[Chart]:
         return [Chart(
             id=f"{base}/time", title=f"{m.benchmark}: time per call",
             xlabel="processes", ylabel=ylabel, series=tuple(times), subject=m.benchmark,
-            section=section, xlog=False, ylog=True, higher_is_better=False)]
-    band_note = ("band: 10-90 % of the per-iteration times of the timed batches; "
-                 f"open markers: unstable (batch spread above {UNSTABLE_CV:.0%})")
-    return _sized_charts(m, times, rates, ylabel, band_note, band_note)
+            section=section, xlog=False, ylog=True, note=batch_note(times, sync=True),
+            higher_is_better=False)]
+    return _sized_charts(m, times, rates, ylabel, batch_note(times), batch_note(
+        rates["bandwidth"] + rates["msgrate"]))
+
+
+def batch_note(series: list[Series], sync: bool = False) -> str:
+    """What a measured chart's band and marks say, as far as its series have them: a band
+    where two or more batches were timed (``sync``: a chart against the process count,
+    drawn as bars where it has one point: whiskers there), red circles where a size is
+    unstable; a run of one batch per size (IMB-MT, IMB-P2P) has neither, and says so."""
+    banded = any(s.lo is not None and s.hi is not None and bool(np.isfinite(s.lo).any()
+                                                                 & np.isfinite(s.hi).any())
+                 for s in series)
+    marked = any(s.marked is not None and bool(s.marked.any()) for s in series)
+    if not banded:
+        return "one timed batch per size: no band of the batches' spread, no stability verdict"
+    band = "10-90 % of the per-iteration times of the timed batches"
+    band = f"band (whiskers on a bar): {band}" if sync else f"band: {band}"
+    if marked:
+        return f"{band}; red circles: unstable (batch spread above {UNSTABLE_CV:.0%})"
+    return f"{band}; none unstable (batch spread above {UNSTABLE_CV:.0%})"
 
 
 def _sized_charts(m: Measurement, times: list[Series], rates: dict[str, list[Series]],

@@ -18,7 +18,7 @@ from beff import __version__
 from beff.bench.charts import measurement_charts
 from beff.render.charts import Chart
 from beff.render.common import _clean
-from beff.render.tables import Table
+from beff.render.tables import Table, shown_columns
 from beff.results import columns, printed, stats, warnings
 from beff.results.model import FAILED, OK, OUT_OF_MEM, TIME_OUT, Measurement, RunRecord
 from beff.results.placement import placement_groups, placement_label
@@ -241,7 +241,9 @@ def _styled(text: str, style: str) -> Text:
 
 def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Table:
     """A terminal table for one benchmark at one process count; under ``-multi 1`` a row
-    per size and group (the first column says which group), as IMB prints it."""
+    per size and group (the first column says which group), as IMB prints it. Columns
+    without a value in any row are left out (the interval and cv of a run of one batch per
+    size, IMB-MT's and IMB-P2P's), and so are the caption's lines about them."""
     mode = f" ({m.mode})" if m.mode else ""
     title = f"{m.suite.upper()} {m.benchmark}{mode} — {m.nprocs} process" + (
         "es" if m.nprocs != 1 else "")
@@ -251,39 +253,15 @@ def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Tab
         title += f" ({m.idle} idle)"
     if m.attrs.get("page_cache") == "cached":
         title += escape(" [cached: read from the page cache of the node that wrote the file]")
-    caption = [placement_label(m, ranks or [])]
-    scale = " × 0.5 (half round trip)" if m.time_scale == 0.5 else ""
-    if "overlap" in m.columns:
-        caption.append("t_ovrl, t_pure, t_CPU: per iteration, of the rank with the largest "
-                       "t_ovrl; overlap = share of the shorter of t_pure and t_CPU hidden")
-    else:
-        caption.append(f"t = timed loop / repetitions{scale}, over ranks; MB/s with "
-                       "MB = 10^6 B")
-    if m.printed:
-        caption.append("imported: the figures as the original printed them; no raw samples, "
-                       "so no interval and no cv")
-    else:
-        what = "t_avg" if m.metric == "t" else f"{m.metric} (mean over ranks)"
-        caption.append(f"{stats.CI_LEVEL:.0%} CI: interval of {what} relative to it, bootstrap "
-                       f"over the batches; cv: spread (std/mean) of the batches' {what}; ! "
-                       f"unstable: cv > {stats.CV_LIMIT:.0%}, or the fastest batch > "
-                       f"{stats.MIN_LIMIT:.0%} below the median")
     groups = m.table_groups
-    if groups != [None]:
-        caption.append(f"-multi 1: a row per size and group ({len(groups)} groups of "
-                       f"{m.nprocs} processes running side by side)")
-    table = Table(title=title, caption="\n".join(c for c in caption if c), box=box.SIMPLE_HEAD)
     cols = rich_columns(m)
-    if groups != [None]:
-        table.add_column("group", justify="right")
-    for cid in cols:
-        col = columns.lookup(cid)
-        table.add_column(col.label if col else cid, justify="right")
-    table.add_column(f"{stats.CI_LEVEL:.0%} CI", justify="right", no_wrap=True)
-    table.add_column("cv", justify="right", no_wrap=True)
-    if m.checked:
-        table.add_column("defects", justify="right")
+    headers = (["group"] if groups != [None] else []) + [
+        col.label if (col := columns.lookup(cid)) else cid for cid in cols]
+    ids = (["group"] if groups != [None] else []) + cols
+    headers += [f"{stats.CI_LEVEL:.0%} CI", "cv"] + (["defects"] if m.checked else [])
+    ids += ["ci", "cv"] + (["defects"] if m.checked else [])
     rows = {g: _rich_rows(m, cols, g) for g in groups}
+    table_rows: list[list[str | Text]] = []
     for i in range(len(m.sizes)):
         for g in groups:
             row = rows[g][i]
@@ -291,9 +269,43 @@ def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Tab
                 continue
             if g is not None:
                 row = [str(g) if m.status[i] == OK else "all", *row]
-            table.add_row(*row)
+            table_rows.append(row)
             if m.status[i] != OK:  # a time-out ends the size for every group: one row
                 break
+    keep = shown_columns(table_rows, len(headers))
+    shown = {cid for cid, k in zip(ids, keep, strict=True) if k}
+    caption = [placement_label(m, ranks or [])]
+    scale = " × 0.5 (half round trip)" if m.time_scale == 0.5 else ""
+    if "overlap" in m.columns:
+        if shown & {"t_ovrl", "t_pure", "t_cpu", "overlap"}:
+            caption.append("t_ovrl, t_pure, t_CPU: per iteration, of the rank with the largest "
+                           "t_ovrl; overlap = share of the shorter of t_pure and t_CPU hidden")
+    else:
+        megabytes = any(c.endswith("mbytes_per_sec") for c in shown)
+        caption.append(f"t = timed loop / repetitions{scale}, over ranks"
+                       + ("; MB/s with MB = 10^6 B" if megabytes else ""))
+    if m.printed:
+        caption.append("imported: the figures as the original printed them; no raw samples, "
+                       "so no interval and no cv")
+    else:
+        what = "t_avg" if m.metric == "t" else f"{m.metric} (mean over ranks)"
+        if "ci" in shown:
+            caption.append(f"{stats.CI_LEVEL:.0%} CI: interval of {what} relative to it, "
+                           "bootstrap over the batches")
+        if "cv" in shown:
+            caption.append(f"cv: spread (std/mean) of the batches' {what}; ! unstable: cv > "
+                           f"{stats.CV_LIMIT:.0%}, or the fastest batch > "
+                           f"{stats.MIN_LIMIT:.0%} below the median")
+    if groups != [None]:
+        caption.append(f"-multi 1: a row per size and group ({len(groups)} groups of "
+                       f"{m.nprocs} processes running side by side)")
+    table = Table(title=title, caption="\n".join(c for c in caption if c), box=box.SIMPLE_HEAD)
+    for header, cid, k in zip(headers, ids, keep, strict=True):
+        if k:
+            table.add_column(header, justify="right",
+                             no_wrap=cid in ("ci", "cv"))
+    for row in table_rows:
+        table.add_row(*(cell for cell, k in zip(row, keep, strict=False) if k))
     return table
 
 

@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import Any
 
 import numpy as np
 from rich import box
 from rich.console import Console
 
-from beff.effbw.record import MB, BeffRecord, BeffSummary, summarize
+from beff.effbw.record import MB, BeffRecord, BeffSummary, PatternFigures, summarize
 from beff.patterns import memory_mib, reduce_beff
 from beff.render.charts import BAR, Chart, Series
 from beff.render.tables import Table
@@ -137,6 +138,16 @@ CHECKED = (("mode", "mode"), ("memory per process", "memory_per_proc_bytes"),
 FIGURES = (("b_eff_MBps", True), ("b_eff_lmax_MBps", True), ("b_ring_MBps", True),
            ("b_random_MBps", True), ("latency_us", False), ("pingpong_latency_us", False),
            ("pingpong_bandwidth_MBps", True))
+# The figures' names in words (the report's headline table), as the summary table says them.
+FIGURE_WORDS = {
+    "b_eff_MBps": "b_eff [MB/s]",
+    "b_eff_lmax_MBps": "b_eff at Lmax [MB/s]",
+    "b_ring_MBps": "log-avg of ring patterns [MB/s]",
+    "b_random_MBps": "log-avg of random patterns [MB/s]",
+    "latency_us": "latency, rings & random [µs]",
+    "pingpong_latency_us": "ping-pong latency, half round trip [µs]",
+    "pingpong_bandwidth_MBps": "ping-pong bandwidth at Lmax [MB/s]",
+}
 
 
 def summary_of(result: BeffRecord | StoredSummary) -> BeffSummary:
@@ -156,6 +167,18 @@ def method_lengths(rec: BeffRecord) -> list[tuple[str, np.ndarray]]:
         out.append((label + ("" if rec.official[i] else " (opt-in)"),
                     np.asarray(res.b_eff_length) / MB))
     return out
+
+
+def pattern_names(patterns: list[PatternFigures]) -> tuple[str, ...]:
+    """A name per pattern bar: b_eff's label, numbered where patterns share it (at 2
+    processes all 6 rings are ``ring-1*2fix``, and the 30 random ones ``random-cyc-1dim``)."""
+    total = Counter(p.label for p in patterns)
+    seen: Counter[str] = Counter()
+    names = []
+    for p in patterns:
+        seen[p.label] += 1
+        names.append(p.label if total[p.label] == 1 else f"{p.label} #{seen[p.label]}")
+    return tuple(names)
 
 
 def charts(result: BeffRecord | StoredSummary) -> list[Chart]:
@@ -188,12 +211,17 @@ def charts(result: BeffRecord | StoredSummary) -> list[Chart]:
             subject=own, section=own))
     patterns = [p for p in s.patterns if p.kind in ("ring", "random")]
     if patterns:
+        kinds = (("ring", "ring patterns"), ("random", "random patterns"))
         out.append(Chart(
             id="b_eff/patterns", title=f"bandwidth of each pattern on {P} processes",
             xlabel="pattern", ylabel="B_p, mean over lengths [MB/s, 10^6 B/s]",
-            series=(Series("B_p", np.arange(len(patterns)),
-                           np.array([p.b_MBps for p in patterns])),),
-            kind=BAR, xlog=False, ylog=False, categories=tuple(p.label for p in patterns),
+            series=tuple(Series(name, np.array(at, dtype=np.float64),
+                                np.array([patterns[i].b_MBps for i in at]))
+                         for kind, name in kinds
+                         if (at := [i for i, p in enumerate(patterns) if p.kind == kind])),
+            kind=BAR, xlog=False, ylog=False, categories=pattern_names(patterns),
+            note="a colour per kind of pattern: b_eff averages each kind (logarithmically) "
+                 "over its patterns",
             higher_is_better=True, subject=own, section=own))
     out.append(Chart(
         id="b_eff/latency", title=f"latencies on {P} processes", xlabel="",
@@ -242,6 +270,10 @@ class BeffView:
     def figures(self, result: BeffRecord | StoredSummary) -> list[tuple[str, float, bool]]:
         s = summary_of(result)
         return [(name, float(getattr(s, name)), up) for name, up in FIGURES]
+
+    def figure_label(self, name: str) -> str:
+        """A headline figure's name in words (:data:`FIGURE_WORDS`)."""
+        return FIGURE_WORDS.get(name, name)
 
     def settings(self, result: BeffRecord | StoredSummary) -> list[tuple[str, Any]]:
         s = summary_of(result)

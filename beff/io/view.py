@@ -176,15 +176,23 @@ def summary_of(result: Result) -> BeffIOSummary:
 
 
 CSV_FIELDS = ("nprocs", "access", "type", "chunk", "MBps")
+# The headline figures' names in words (the report's headline table).
+FIGURE_WORDS = {
+    "b_eff_io_MBps": "b_eff_io [MB/s]",
+    "write_MBps": "write, weighted average [MB/s]",
+    "rewrite_MBps": "rewrite, weighted average [MB/s]",
+    "read_MBps": "read, weighted average [MB/s]",
+}
 CHECKED = (("mode", "mode"), ("largest chunk (Lmax)", "lmax_bytes"),
            ("scheduled time", "scheduled_time_s"), ("partitions", "partitions"),
            ("rewrite of all types", "rewrite_all"))
 
 
 # b_eff_io's gnuplot hints (its .sum): the chunk sizes at these x positions, a gap between
-# each size and its +8 variant's neighbour, a log bandwidth axis.
+# each size and its +8 variant's neighbour, a log bandwidth axis. The hints label the
+# variants "+8"; here each names its size ("1k+8"), so that no two ticks read the same.
 GNUPLOT_X = (1.0, 2.0, 4.0, 5.0, 7.0, 8.0, 10.0)
-GNUPLOT_TICKS = ("1k", "+8", "32k", "+8", "1M", "+8")
+GNUPLOT_TICKS = ("1k", "1k+8", "32k", "32k+8", "1M", "1M+8")
 
 
 def _size_label(nbytes: int) -> str:
@@ -269,6 +277,16 @@ class BeffIOView:
             for key in ("write_MBps", "rewrite_MBps", "read_MBps", "b_eff_io_MBps"):
                 out[f"n={p.nprocs} {key}"] = getattr(p, key)
         return [(k, float(v), True) for k, v in out.items() if v is not None]
+
+    def figure_label(self, name: str) -> str:
+        """A headline figure's name in words: "b_eff_io [MB/s]", "2 processes: write,
+        weighted average [MB/s]"."""
+        where, _, key = name.rpartition(" ")
+        words = FIGURE_WORDS.get(key, key)
+        if where.startswith("n="):
+            n = int(where[2:])
+            return f"{n} process{'es' if n != 1 else ''}: {words}"
+        return words
 
     def settings(self, result: Result) -> list[tuple[str, Any]]:
         s = summary_of(result)

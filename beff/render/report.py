@@ -71,14 +71,22 @@ def _date(attrs: dict[str, Any]) -> str:
     return created.replace("T", " ").replace("Z", " UTC")
 
 
+NOT_RECORDED = "not recorded"  # what an imported text does not say (nodes, MPI library)
+
+
 def _nodes(record: RunRecord) -> str:
     """Nodes, and the ranks on each (hosts and rank lists)."""
     where = record.attrs.get("placement", {})
     nodes: dict[Any, list[dict[str, Any]]] = {}
     for r in record.ranks:
         nodes.setdefault(r.get("node", r.get("host")), []).append(r)
-    if not nodes:
-        return f"{where.get('nodes', '?')} node(s): {', '.join(where.get('hosts', []))}"
+    if not nodes:  # an imported text: no ranks, and what the file says of its nodes
+        known, names = where.get("nodes"), [str(h) for h in where.get("hosts") or []]
+        if known is None and not names:
+            return NOT_RECORDED
+        count = len(names) if known is None else int(known)
+        return f"{count} node{'s' if count != 1 else ''}" + (
+            f": {', '.join(names)}" if names else "")
     per = [len(m) for m in nodes.values()]
     head = (f"{len(nodes)} node{'s' if len(nodes) != 1 else ''}, "
             + (f"{per[0]} ranks per node" if len(set(per)) == 1
@@ -128,11 +136,13 @@ def header(record: RunRecord, path: str | os.PathLike[str], label: str) -> str:
         ("nodes", _nodes(record)),
         ("processes", a.get("nprocs", "?")),
         ("oversubscribed", "yes: more ranks than allowed cores on a node" if over
-         else "no" if over is not None else "?"),
-        ("MPI library", f"{lib[0] if lib else '?'} (MPI {mpi.get('standard_version', '?')}, "
+         else "no" if over is not None else NOT_RECORDED),
+        ("MPI library", f"{lib[0] if lib and lib[0] else NOT_RECORDED} "
+                        f"(MPI {mpi.get('standard_version', '?')}, "
                         f"thread level {mpi.get('thread_level', '?')})"),
         ("beff", a.get("versions", {}).get("beff", "?")),
-        ("timed loops", common.overhead_line(a) or "not recorded"),
+        # the row names it: the line without its own "timed loops: "
+        ("timed loops", common.overhead_line(a).removeprefix("timed loops: ") or NOT_RECORDED),
         ("status", a.get("status", "?")),
     ]
     if "io" in a:
@@ -155,6 +165,24 @@ def header(record: RunRecord, path: str | os.PathLike[str], label: str) -> str:
     return "\n".join(out)
 
 
+UNITS = {"MBps": "MB/s", "us": "µs"}
+WORDS = {"recv": "receive bandwidth", "send": "send bandwidth", "min": "minimum",
+         "max": "maximum"}
+
+
+def figure_name(view: Any, key: str) -> str:
+    """A headline figure's name in words with its unit ("b_eff at Lmax [MB/s]", not
+    ``b_eff_lmax_MBps``): the view's own (``figure_label``), or made from the key's parts
+    (``recv_MBps_median``: "receive bandwidth median [MB/s]")."""
+    label = getattr(view, "figure_label", None)
+    if label is not None:
+        return str(label(key))
+    parts = key.split("_")
+    unit = next((UNITS[p] for p in parts if p in UNITS), None)
+    text = " ".join(WORDS.get(p, p) for p in parts if p not in UNITS)
+    return f"{text} [{unit}]" if unit else text
+
+
 def headline(records: Sequence[RunRecord], labels: Sequence[str]) -> str:
     """The results' headline figures (``View.figures``): a table per kind of run, a column
     per run of that kind and, with several, the ratio of each to the first ("" when no
@@ -169,7 +197,8 @@ def headline(records: Sequence[RunRecord], labels: Sequence[str]) -> str:
             view = view_of(records[k])
             for result in records[k].results:
                 for name, value, _ in view.figures(result):
-                    values.setdefault(name, [None] * len(members))[i] = value
+                    values.setdefault(figure_name(view, name), [None] * len(members))[i] = \
+                        value
         if not values:
             continue
         names = [labels[k] for k in members]
@@ -184,7 +213,7 @@ def headline(records: Sequence[RunRecord], labels: Sequence[str]) -> str:
                        + "</tr>")
         out.append("</table>")
     if out:
-        out.append('<p class="generated">MB/s with MB = 10^6 B; us: microseconds.</p>')
+        out.append('<p class="generated">MB/s with MB = 10^6 B; µs: microseconds.</p>')
     return "\n".join(out)
 
 
@@ -205,9 +234,9 @@ def figures_of(records: Sequence[RunRecord], labels: Sequence[str]) -> list[Figu
     return collect([charts_of(r) for r in records], labels)
 
 
-def _caption(figure: Figure, kinds: Sequence[str]) -> str:
+def caption(figure: Figure, kinds: Sequence[str], sig: plot.Significance) -> str:
     """The chart's note; with several runs, those of its kind that lack it, and what the
-    ratio panel shows."""
+    ratio panel shows (its significance marks where it has any)."""
     chart = figure.chart
     parts = [chart.note] if chart.note else []
     if figure.run is not None:  # a heatmap: one run's, not overlaid (charts.collect)
@@ -218,12 +247,12 @@ def _caption(figure: Figure, kinds: Sequence[str]) -> str:
     if missing:
         parts.append("not in " + ", ".join(missing))
     if len(present) > 1:
-        # red dots need batches on both sides: the first run and a later one (an imported
-        # text has none, and its series no compare key)
-        keyed = [k for k in present if any(s.compare_key for s in figure.runs[k] or ())]
-        parts.append(f"lower panel: each run over {figure.labels[present[0]]}"
-                     + ("; red dots: significant differences (beff compare's check)"
-                        if present[0] in keyed and len(keyed) > 1 else ""))
+        # marks need batches on both sides (an imported text has none, and its series no
+        # compare key), and a difference beff compare finds significant
+        marks = plot.significant_points(figure, sig)
+        parts.append(f"lower panel: each run over {figure.labels[present[0]]}, on a log "
+                     "scale" + ("; black stars: significant differences (beff compare's "
+                                "check)" if marks else ""))
     return "; ".join(parts)
 
 
@@ -256,9 +285,9 @@ def build(records: Sequence[RunRecord], paths: Sequence[str | os.PathLike[str]])
             n += 1
             out.append(f'<figure class="chart" id="figure-{n}" data-chart="{_e(f.chart.id)}">')
             out.append(plot.svg(f, sig, f"f{n}"))
-            caption = _caption(f, kinds)
-            if caption:
-                out.append(f"<figcaption>{_e(caption)}</figcaption>")
+            text = caption(f, kinds, sig)
+            if text:
+                out.append(f"<figcaption>{_e(text)}</figcaption>")
             out.append("</figure>")
         out.append("</div>")
     if not figures:

@@ -23,7 +23,7 @@ compares the output with rich's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from rich import table as rich_table
@@ -37,7 +37,21 @@ from rich.text import DEFAULT_JUSTIFY, DEFAULT_OVERFLOW, Text
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, JustifyMethod, OverflowMethod, RenderResult
 
-__all__ = ["Table"]
+__all__ = ["EMPTY", "Table", "shown_columns"]
+
+EMPTY = ("", "-")  # what a cell without a value prints
+
+
+def shown_columns(rows: Iterable[Sequence[object]], count: int) -> list[bool]:
+    """Which of ``count`` columns to show: those with a value (a cell other than
+    :data:`EMPTY`, as text) in some row. A short row's cells are its first columns'."""
+    shown = [False] * count
+    for row in rows:
+        for i, cell in enumerate(row[:count]):
+            if not shown[i]:
+                text = cell.plain if isinstance(cell, Text) else str(cell)
+                shown[i] = text.strip() not in EMPTY
+    return shown
 
 
 def _tested_rich() -> bool:

@@ -56,7 +56,9 @@ class View(Protocol):
         """Warnings a result gives (printed when it arrives, stored with the run)."""
 
     def figures(self, result: Any) -> list[tuple[str, float, bool]]:
-        """Headline figures for ``beff compare``: (name, value, higher is better)."""
+        """Headline figures for ``beff compare``: (name, value, higher is better). A view
+        may also have ``figure_label(name) -> str``, the name in words with its unit (the
+        report's headline table; else made from the name's parts)."""
 
     def settings(self, result: Any) -> list[tuple[str, Any]]:
         """What must match for ``beff compare`` to compare the figures fairly."""

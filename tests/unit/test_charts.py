@@ -119,7 +119,7 @@ def test_beffio_charts_follow_the_gnuplot_layout() -> None:
     write = charts[0]
     assert [x.label for x in write.series] == ["scatter", "shared", "separated", "segmented",
                                                "seg_coll"]
-    assert [t for _, t in write.xticks] == ["1k", "+8", "32k", "+8", "1M", "+8", "2M"]
+    assert [t for _, t in write.xticks] == ["1k", "1k+8", "32k", "32k+8", "1M", "1M+8", "2M"]
     assert write.series[0].x.tolist() == list(GNUPLOT_X) and write.ylog and not write.xlog
     assert write.series[0].y.tolist() == pytest.approx(
         [s.per_partition[0].patterns_MBps["write"]["scatter"][k]

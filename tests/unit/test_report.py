@@ -46,7 +46,7 @@ def test_a_page_of_three_files_is_self_contained_with_every_figure(tmp_path: Pat
                  "hostA: ranks 0-1; hostB: ranks 2", "Golden MPI 1.0 (MPI 4.1",
                  "jit backend", "Wtime 30 ns", "2026-11-22 00:00:00 UTC",
                  "<th>oversubscribed</th><td>no</td>", "Headline figures: b_eff",
-                 "<td>b_eff_MBps</td><td>99.071</td>", "Headline figures: b_eff_io",
+                 "<td>b_eff [MB/s]</td><td>99.071</td>", "Headline figures: b_eff_io",
                  "<h2>IMB-MPI1</h2>", "<h2>b_eff</h2>", "<h2>b_eff_io</h2>"):
         assert text in page, text
     assert "status incomplete" not in page

@@ -109,8 +109,12 @@ class MTView(ImbView):
         t = rich_table(result, record.ranks)
         threads = threads_of(result)
         t.title = f"{t.title} × {threads} thread{'s' if threads != 1 else ''} each"
-        t.caption = (f"{t.caption}\nt_min, t_max, t_avg over every thread of every rank; "
-                     "bytes = count × type size × threads")
+        heads = [str(c.header).split(" [")[0] for c in t.columns]
+        times = [h for h in ("t_min", "t_max", "t_avg") if h in heads]
+        notes = ([f"{', '.join(times)} over every thread of every rank"] if times else []) \
+            + (["bytes = count × type size × threads"] if "bytes" in heads else [])
+        if notes:  # the lines of the columns shown
+            t.caption = f"{t.caption}\n{'; '.join(notes)}"
         console.print(t)
 
     def summary(self, result: Measurement, record: RunRecord) -> dict[str, Any]:
