@@ -3,11 +3,13 @@
 import os
 import sys
 
+from beff.core import early
+
+early.defer()  # first: a Ctrl-C while the rest loads must not leave the other ranks waiting
 try:
     from beff.cli import main
 except KeyboardInterrupt:  # Ctrl-C while the command line loads: one line, no traceback
-    if not any(os.environ.get(v, "0") not in ("", "0") for v in
-               ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID")):
+    if early.env_rank() in (None, 0):
         sys.stderr.write("beff: interrupted (SIGINT)\n")
     os._exit(130)
 

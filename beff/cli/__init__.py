@@ -10,9 +10,14 @@ def main(argv: list[str] | None = None) -> None:
     """The ``beff`` command. Every usage error, typer's own parse errors included, ends as
     one ``beff: error:`` line printed once (by rank 0 under mpiexec) and exit code 2; a
     Ctrl-C before the job handles it, or in a command without MPI, as one line and 130."""
+    from beff.core import early
+
+    early.defer()  # under a launcher, until MPI_Init has returned (beff.core.early)
     try:
         _main(argv)
     except KeyboardInterrupt:
+        interrupted()
+    if early.pending:  # a command that started no MPI: it acts now
         interrupted()
 
 
@@ -24,10 +29,11 @@ def interrupted() -> None:
         runtime.interrupted_exit()
     import os
 
-    if not any(os.environ.get(v, "0") not in ("", "0") for v in
-               ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID")):
+    from beff.core import early
+
+    if early.env_rank() in (None, 0):
         sys.stderr.write("beff: interrupted (SIGINT)\n")
-    os._exit(130)
+    os._exit(130)  # not sys.exit: a second Ctrl-C would interrupt the tear-down
 
 
 def _main(argv: list[str] | None) -> None:

@@ -21,7 +21,7 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
-from beff.core import backstop, shm
+from beff.core import backstop, early, shm
 from beff.core.errors import INTERRUPTED, BeffError, exit_code
 
 _MPI: types.ModuleType | None = None
@@ -34,17 +34,8 @@ _abort_owner: int | None = None  # the thread that ends the process
 # runs the clean-up and MPI_Abort, a second or two), then ends it itself.
 ABORT_WAIT_S = 15.0
 
-RANK_ENV_VARS = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK",
-                 "SLURM_PROCID")
-
-
-def env_rank() -> int | None:
-    """This process's rank as the launcher announced it, before MPI is initialized."""
-    for var in RANK_ENV_VARS:
-        value = os.environ.get(var)
-        if value is not None and value.isdigit():
-            return int(value)
-    return None
+RANK_ENV_VARS = early.RANK_VARS
+env_rank = early.env_rank
 
 
 # Set before MPI_Init when the launcher put more ranks on this node than it has cores:
@@ -133,6 +124,9 @@ def init(thread_level: str = "single",
     shm.release_mapped(startup=True)
     on_abort(_release_segments)
     _watch_signals(MPI.COMM_WORLD.Get_rank())
+    if early.pending:  # a Ctrl-C before or during MPI_Init (beff.core.early): now it acts
+        early.pending = False
+        os.kill(os.getpid(), signal.SIGINT)
     injected_stop("init")
     return MPI
 

@@ -17,7 +17,7 @@ from tests.mpirun import is_open_mpi_cached, kill_group, launcher, mpi_env
 pytestmark = [pytest.mark.mpi, pytest.mark.openmpi]
 
 
-@pytest.mark.parametrize("after", [0.05, 0.1, 0.2, 0.4, 0.7, 1.0, 1.5])
+@pytest.mark.parametrize("after", [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0, 1.5])
 def test_ctrl_c_at_any_moment_is_one_line(after: float, tmp_path: Path) -> None:
     """SIGINT to the launcher and every rank (what a terminal's Ctrl-C sends) ``after``
     seconds into the job: while Python loads beff, in MPI_Init, in the start-up, or in the
@@ -42,6 +42,41 @@ def test_ctrl_c_at_any_moment_is_one_line(after: float, tmp_path: Path) -> None:
     ours = [line for line in err.splitlines() if line.startswith("beff:")]
     if is_open_mpi_cached():  # prterun ends the ranks itself, and stops forwarding their
         assert len(ours) <= 1, err  # output as it tears down; its code is its own
+        return
+    assert len(ours) == 1 and ours[0].startswith("beff: interrupted (SIGINT)"), err
+    assert proc.returncode == 130, err
+
+
+def test_ctrl_c_while_rank_0_is_before_mpi_init_and_the_others_in_it(tmp_path: Path) -> None:
+    """The moment that hung a CI run: rank 0 still before MPI_Init (held there by a test
+    hook's SIGSTOP), rank 1 inside it, waiting for rank 0; then Ctrl-C. A rank 0 that ended
+    at once left rank 1 in MPI_Init and the launcher waiting for it; rank 0 goes on into
+    MPI_Init instead, and the job ends there with one line and 130."""
+    from tests.mpirun import process_state, rank_pids
+
+    out = tmp_path / "c.h5"
+    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog",
+           "0:4", "-time", "0.3", "-o", str(out), "PingPong"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=mpi_env({"BEFF_TEST_STOP": "0:mpi_init"}),
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while (pid := rank_pids(str(out)).get(0)) is None or process_state(pid) != "T":
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(1.0)  # rank 1 is in MPI_Init meanwhile
+        os.killpg(proc.pid, signal.SIGINT)
+        time.sleep(0.2)
+        os.kill(pid, signal.SIGCONT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        kill_group(proc)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    ours = [line for line in err.splitlines()
+            if line.startswith("beff:") and "test hook" not in line]
+    if is_open_mpi_cached():
+        assert len(ours) <= 1 and proc.returncode != 0, err
         return
     assert len(ours) == 1 and ours[0].startswith("beff: interrupted (SIGINT)"), err
     assert proc.returncode == 130, err
