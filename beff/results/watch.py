@@ -154,8 +154,9 @@ def finished(proc: subprocess.Popen[bytes] | None) -> None:
 LOOK_S = 0.2  # until it is told a file, how often the watcher looks at the writer's maps
 
 
-def _first_line(writer: int) -> tuple[bytes, str]:
-    """The line that tells the file, or what came before the end of input; and the MPI
+def _first_line(writer: int) -> tuple[bytes, bytes, str]:
+    """The line that tells the file, or what came before the end of input; what came after
+    it already (the writer's DONE, if that soon); and the MPI
     job's world id as seen meanwhile in the segments that the writer maps (MPICH's, made
     in MPI_Init: a job that never gets past it leaves them otherwise)."""
     fd = sys.stdin.buffer.fileno()
@@ -172,8 +173,7 @@ def _first_line(writer: int) -> tuple[bytes, str]:
             break
         data += chunk
     head, newline, rest = data.partition(b"\n")
-    _rest.append(rest)
-    return head + newline, job
+    return head + newline, rest, job
 
 
 def _parent_of(pid: int) -> int | None:
@@ -201,16 +201,13 @@ def _job_seen(writer: int, launcher: int | None) -> str:
     return shm.world_id(names) or ""
 
 
-_rest: list[bytes] = []  # what came after the first line (the writer's DONE, if that soon)
-
-
 def main() -> int:
     """The run id, the file and the MPI job come as one line: RUN_ID, the file name's bytes
     in hex, and the job's world id ("-": none). The end of input before it: the writer
     ended before it made a file."""
     writer = os.getppid()  # started by the writer itself
     started = time.time()
-    line, job_seen = _first_line(writer)
+    line, told, job_seen = _first_line(writer)
     if not line.endswith(b"\n"):  # the writer ended before it made a file: in MPI_Init,
         if job_seen:  # say, where MPICH made the node's segment; once its ranks are gone
             os.environ[shm.JOB_ENV] = job_seen
@@ -223,7 +220,6 @@ def main() -> int:
         os.environ[shm.JOB_ENV] = job  # for the sweep of the job's segments at the end
     sys.stdout.buffer.write(b"R")  # ready: the writer may go on measuring
     sys.stdout.buffer.flush()
-    told = b"".join(_rest)
     # end of file: the writer is gone, however it ended
     while chunk := os.read(sys.stdin.buffer.fileno(), 4096):
         told += chunk

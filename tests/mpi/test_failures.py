@@ -215,6 +215,19 @@ def test_sigint_marks_the_file_aborted(tmp_path: Path, to_group: bool) -> None:
     assert record.measurements and record.measurements[0].benchmark == "PingPong"
 
 
+def started_until(cmd: list[str], env: dict[str, str | None], hook: str
+                  ) -> subprocess.Popen[str]:
+    """Start ``cmd`` and return once its stderr says the test hook reached ``hook``."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=mpi_env(env), start_new_session=True)
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if f"test hook: {hook}" in line:
+            return proc
+    kill_group(proc)
+    raise AssertionError(f"the run ended before the test hook's {hook!r}")
+
+
 def _job_left(marker: str, wait_s: float) -> dict[int, int]:
     """The job's ranks still alive ``wait_s`` after the launcher ended (orphans)."""
     deadline = time.monotonic() + wait_s
@@ -234,16 +247,8 @@ def test_sigterm_then_sigkill_mid_merge_leaves_no_rank_and_every_result(
     out = tmp_path / f"merge-{attempt}.h5"
     cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog",
            "0:2", "-iter", "10", "-time", "0.1", "-o", str(out), "PingPong", "PingPing"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=mpi_env({"BEFF_TEST_SLOW_MERGE": "2.5"}),
-                            start_new_session=True)
-    assert proc.stderr is not None
+    proc = started_until(cmd, {"BEFF_TEST_SLOW_MERGE": "2.5"}, "merging the results")
     try:
-        for line in proc.stderr:
-            if "test hook: merging the results" in line:
-                break
-        else:
-            raise AssertionError("the run ended before its final merge")
         time.sleep(after)
         proc.send_signal(signal.SIGTERM)
         time.sleep(1.0)
@@ -270,16 +275,8 @@ def test_sigkill_while_the_file_is_created_leaves_no_working_copy(tmp_path: Path
     out = tmp_path / "created.h5"
     cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog",
            "0:2", "-o", str(out), "PingPong"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=mpi_env({"BEFF_TEST_SLOW_CREATE": "5"}),
-                            start_new_session=True)
-    assert proc.stderr is not None
+    proc = started_until(cmd, {"BEFF_TEST_SLOW_CREATE": "5"}, "creating the result file")
     try:
-        for line in proc.stderr:
-            if "test hook: creating the result file" in line:
-                break
-        else:
-            raise AssertionError("the run never created its file")
         assert [p.name for p in tmp_path.iterdir()] != []  # the working copy, hidden
         os.kill(rank_pids(str(out))[0], signal.SIGKILL)
         proc.wait(timeout=60)
