@@ -49,7 +49,7 @@ def _value(token: str) -> float | None:
     return None if token == "-" else float(token)
 
 
-def _cells(tokens: list[str]) -> dict[str, float | None]:
+def _by_type(tokens: list[str]) -> dict[str, float | None]:
     return {t: _value(v) for t, v in zip(TYPES, tokens, strict=False)}
 
 
@@ -64,12 +64,12 @@ def parse_partition(text: str, nprocs: int) -> dict[str, Any]:
         # By the chunk printed, not the row's position: an earlier 2.1 (of 2001) prints an
         # eighth row, 32 bytes, first. The largest chunk is Lmax.
         key = "Lmax" if chunk == largest and chunk > plan.MIB + 8 else str(chunk)
-        for tname, value in _cells(cells.split()).items():
+        for tname, value in _by_type(cells.split()).items():
             if value is not None:
                 patterns[access].setdefault(tname, {})[key] = value
     for line in text.splitlines():
         if (t := TOTAL.match(line)) is not None:
-            totals[t.group(2)] = {k: v for k, v in _cells(t.group(3).split()).items()
+            totals[t.group(2)] = {k: v for k, v in _by_type(t.group(3).split()).items()
                                   if v is not None}
     if (p := PAT2.search(text)) is not None:
         for access, token in zip(ACCESSES, p.groups(), strict=True):

@@ -3,27 +3,31 @@
 rich measures and renders every cell as a renderable of its own: a Padding around a text,
 measured, wrapped, justified, rendered to segments, split into lines and cropped, about
 50 µs a cell, or 15 ms for one benchmark's table. :class:`Table` prints the same bytes,
-doing the cells' share itself:
+doing the cells' share itself, through rich's public API only (the Table's attributes, its
+columns' ``cells``, the ``__rich_console__`` and ``__rich_measure__`` protocol, Box,
+Segment, Text, Measurement, Console):
 
 * a cell's measure is its longest word and its longest line, and a column's measure that
   of its longest cell (rich's measure of a text grows with the text);
+* the columns' widths are rich's: the widest that fit, else the widest columns that may
+  wrap narrowed first, then all evenly (a narrow console), and ``expand``, ``ratio``,
+  ``min_width`` as rich shares the room;
 * a string of one printable line, no markup, no leading or trailing space, is justified
   with spaces, or cut as ``Text.truncate`` cuts it where it cannot wrap, and a row of such
-  strings without style is one string;
+  strings without style is one string; the lines without style go out as one segment;
 * any other text is wrapped by rich's ``Text.wrap`` and laid out as the Padding and
   ``Console.render_lines`` of rich's Table lay it out;
 * any other renderable, and a column that highlights, goes through rich's own code.
 
-The columns' widths (their collapse at a narrow console included), the title and the
-caption stay rich's. It replaces two internal methods of rich's Table,
-``_measure_column`` and ``_render``; a table with top or bottom padding, a footer, or
-lines or sections between rows is rendered by rich's own. ``tests/unit/test_tables.py``
-compares the output with rich's.
+The title and the caption are printed as rich prints them. A table with top or bottom
+padding or a footer is rendered by rich's own Table. ``tests/unit/test_tables.py`` compares
+the output with rich's; a script in ``benchmarks/`` times it (24 to 2,000 rows).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from math import ceil
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from rich import table as rich_table
@@ -54,24 +58,15 @@ def shown_columns(rows: Iterable[Sequence[object]], count: int) -> list[bool]:
     return shown
 
 
-def _tested_rich() -> bool:
-    """Whether the installed rich is of the major version whose internals this module was
-    checked against (``tests/unit/test_tables.py``); any other prints by rich's own code."""
-    from beff.core.versions import dist_version
-
-    return (dist_version("rich") or "").split(".")[0] == TESTED_RICH_MAJOR
-
-
-TESTED_RICH_MAJOR = "15"
-FAST = _tested_rich()
-
 Cell = str | Text | None  # a plain one-line string, another text, or a renderable for rich
 
 
 class _Column(NamedTuple):
     """A column's cells (the header first, if shown) as given and as :func:`_text` reads
     them, their styles and padding, the longest word and line of the texts (None: there are
-    none), and the other cells as rich pads them (for their measure)."""
+    none), the other cells as rich pads them (for their measure), and the longest of the
+    cells below the header where all are figures (ASCII strings without space, markup or
+    control codes: the usual column; else None)."""
 
     cells: list[Any]
     texts: list[Cell]
@@ -81,6 +76,8 @@ class _Column(NamedTuple):
     right: int
     extent: tuple[int, int] | None
     others: list[Any]
+    head: int
+    figures: int | None
 
 
 def _text(console: Console, options: ConsoleOptions, cell: Any) -> Cell:
@@ -121,39 +118,96 @@ def _measure(word: int, whole: int, max_width: int, extra: int) -> tuple[int, in
 class Table(rich_table.Table):
     """A :class:`rich.table.Table` that prints the same, faster (see the module)."""
 
-    _prepared: dict[int, _Column] | None = None
+    def _fast(self) -> bool:
+        """Whether this module lays the table out (else rich's own code)."""
+        return not (self.padding[0] or self.padding[2] or self.show_footer)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        if not self._fast():
+            return super().__rich_measure__(console, options)
+        max_width = options.max_width if self.width is None else self.width
+        if max_width < 0:
+            return Measurement(0, 0)
+        extra = self._extra_columns()
+        found = self._found(console, options)
+        at = options.update_width(sum(self._widths(console, options.update_width(
+            max_width - extra), found)))
+        measures = [self._measure(console, at, index, column, found[index])
+                    for index, column in enumerate(self.columns)]
+        return Measurement(
+            sum(m.minimum for m in measures) + extra,
+            sum(m.maximum for m in measures) + extra if self.width is None else self.width,
+        ).clamp(self.min_width)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        self._prepared = {}  # for the measures (two at a narrow console) and the rows
-        try:
+        if not self._fast():
             yield from super().__rich_console__(console, options)
-        finally:
-            self._prepared = None
+            return
+        if not self.columns:
+            yield Segment("\n")
+            return
+        max_width = options.max_width if self.width is None else self.width
+        extra = self._extra_columns()
+        found = self._found(console, options)
+        widths = self._widths(console, options.update_width(max_width - extra), found)
+        render_options = options.update(width=sum(widths) + extra, highlight=self.highlight,
+                                        height=None)
+        if self.title:
+            yield from _annotation(console, render_options, self.title,
+                                   Style.pick_first(self.title_style, "table.title"),
+                                   self.title_justify)
+        yield from self._rows(console, render_options, widths, found)
+        if self.caption:
+            yield from _annotation(console, render_options, self.caption,
+                                   Style.pick_first(self.caption_style, "table.caption"),
+                                   self.caption_justify)
 
-    def _fast(self) -> bool:
-        """Whether this module lays the rows out (else rich's own code)."""
-        return FAST and not (self.padding[0] or self.padding[2] or self.show_footer
-                             or self.show_lines or self.leading
-                             or any(row.end_section for row in self.rows))
+    def _extra_columns(self) -> int:
+        """The table's own width beside its columns: the box's edges and dividers."""
+        if not self.box:
+            return 0
+        return (2 if self.show_edge else 0) + len(self.columns) - 1
 
-    def _column(self, console: Console, options: ConsoleOptions, index: int) -> _Column:
-        """A column's cells, read once for its measures and its rows."""
-        prepared = self._prepared
-        if prepared is not None and index in prepared:
-            return prepared[index]
-        column = self.columns[index]
-        _, right, _, left = self.padding  # rich's Table._get_cells, with no top or bottom
+    def _padding_width(self, index: int) -> int:
+        """A column's padding as rich counts it for a fixed or a minimum width (with
+        ``collapse_padding``, the right padding alone)."""
+        _, right, _, left = self.padding
+        if self.collapse_padding:
+            left = 0
+        if not self.pad_edge:
+            left = 0 if index == 0 else left
+            right = 0 if index == len(self.columns) - 1 else right
+        return left + right
+
+    def _found(self, console: Console, options: ConsoleOptions) -> list[_Column]:
+        """Every column's cells, read once for its measures and its rows."""
+        return [self._column(console, options, index, column)
+                for index, column in enumerate(self.columns)]
+
+    def _column(self, console: Console, options: ConsoleOptions, index: int,
+                column: rich_table.Column) -> _Column:
+        """A column's cells, their padding, and their extent."""
+        _, right, _, left = self.padding
         if self.collapse_padding and index:
             left = max(0, left - right)
         if not self.pad_edge:
             left = 0 if index == 0 else left
             right = 0 if index == len(self.columns) - 1 else right
         get_style = console.get_style
-        cells = ([column.header] if self.show_header else []) + column._cells
+        cells: list[Any] = ([column.header, *column.cells] if self.show_header
+                            else list(column.cells))
         texts: list[Cell] = []
         word = whole = 0
         others = []
-        for cell in cells:
+        head = 1 if self.show_header else 0
+        body = cells[head:]
+        figures = None
+        if body and set(map(type, body)) == {str}:
+            joined = "".join(body)
+            if (joined.isascii() and joined.isprintable() and " " not in joined
+                    and "[" not in joined and ":" not in joined):
+                figures = word = whole = max(map(len, body))
+        for cell in cells[:head] if figures is not None else cells:
             if (type(cell) is str and cell.isascii() and " " not in cell and "[" not in cell
                     and ":" not in cell and cell.isprintable()):  # the usual: a figure
                 texts.append(cell)
@@ -167,36 +221,79 @@ class Table(rich_table.Table):
                 continue
             w, n = _extent(text if isinstance(text, str) else text.plain)
             word, whole = max(word, min(w, n)), max(whole, n)
-        found = _Column(cells, texts,
-                        get_style(self.header_style or "") + get_style(column.header_style),
-                        get_style(column.style or ""), left, right,
-                        (word, whole) if len(others) < len(cells) else None, others)
-        if prepared is not None:
-            prepared[index] = found
-        return found
+        if figures is not None:
+            texts += body
+        return _Column(cells, texts,
+                       get_style(self.header_style or "") + get_style(column.header_style),
+                       get_style(column.style or ""), left, right,
+                       (word, whole) if len(others) < len(cells) else None, others, head,
+                       figures)
 
-    def _measure_column(self, console: Console, options: ConsoleOptions,
-                        column: rich_table.Column) -> Measurement:
+    def _measure(self, console: Console, options: ConsoleOptions, index: int,
+                 column: rich_table.Column, found: _Column) -> Measurement:
+        """A column's narrowest and widest, with its padding, at ``options.max_width``."""
         max_width = options.max_width
-        if column.width is not None or max_width < 1 or not self._fast():
-            return super()._measure_column(console, options, column)
-        found = self._column(console, options, column._index)
+        if max_width < 1:
+            return Measurement(0, 0)
+        padding_width = self._padding_width(index)
+        if column.width is not None:
+            fixed = column.width + padding_width
+            return Measurement(fixed, fixed).with_maximum(max_width)
         widths = [Measurement.get(console, options, cell) for cell in found.others]
         if found.extent is not None:  # the texts' measure is that of the longest
             widths.append(Measurement(*_measure(*found.extent, max_width,
                                                 found.left + found.right)))
-        padding_width = self._get_padding_width(column._index)
         measurement = Measurement(max((w.minimum for w in widths), default=1),
                                   max((w.maximum for w in widths), default=max_width))
         return measurement.with_maximum(max_width).clamp(
             None if column.min_width is None else column.min_width + padding_width,
             None if column.max_width is None else column.max_width + padding_width)
 
-    def _render(self, console: Console, options: ConsoleOptions,
-                widths: list[int]) -> RenderResult:
-        if not self._fast():
-            yield from super()._render(console, options, widths)
-            return
+    def _widths(self, console: Console, options: ConsoleOptions,
+                found: list[_Column]) -> list[int]:
+        """The columns' widths with their padding, without the box: their widest where
+        they fit, else the widest columns that may wrap narrowed first, then all evenly
+        (rich's layout)."""
+        max_width = options.max_width
+        columns = self.columns
+        ranges = [self._measure(console, options, index, column, found[index])
+                  for index, column in enumerate(columns)]
+        widths = [r.maximum or 1 for r in ranges]
+        if self.expand:
+            ratios = [column.ratio or 0 for column in columns if column.flexible]
+            if any(ratios):
+                fixed = [0 if column.flexible else r.maximum
+                         for r, column in zip(ranges, columns, strict=True)]
+                minimums = [(column.width or 1) + self._padding_width(index)
+                            for index, column in enumerate(columns) if column.flexible]
+                flexible = iter(_distribute(max_width - sum(fixed), ratios, minimums))
+                for index, column in enumerate(columns):
+                    if column.flexible:
+                        widths[index] = fixed[index] + next(flexible)
+        table_width = sum(widths)
+        if table_width > max_width:
+            widths = _collapse(widths, [column.width is None and not column.no_wrap
+                                        for column in columns], max_width)
+            table_width = sum(widths)
+            if table_width > max_width:  # the last resort: all narrower evenly
+                widths = _reduce(table_width - max_width, [1] * len(widths), widths, widths)
+                table_width = sum(widths)
+            widths = [self._measure(console, options.update_width(width), index, column,
+                                    found[index]).maximum or 0
+                      for index, (width, column) in enumerate(zip(widths, columns,
+                                                                  strict=True))]
+        extra = self._extra_columns()
+        if (table_width < max_width and self.expand) or (
+                self.min_width is not None and table_width < self.min_width - extra):
+            wanted = max_width if self.min_width is None else min(self.min_width - extra,
+                                                                  max_width)
+            widths = [width + pad for width, pad in
+                      zip(widths, _distribute(wanted - table_width, widths), strict=True)]
+        return widths
+
+    def _rows(self, console: Console, options: ConsoleOptions, widths: list[int],
+              found: list[_Column]) -> RenderResult:
+        """The box and the rows: lines without style gathered in one segment."""
         get_style = console.get_style
         border_style = get_style(self.style or "") + get_style(self.border_style or "")
         _box = (self.box.substitute(options, safe=(console.safe_box if self.safe_box is None
@@ -204,14 +301,29 @@ class Table(rich_table.Table):
                 if self.box else None)
         _box = _box.get_plain_headed_box() if _box and not self.show_header else _box
         show_edge, show_header = self.show_edge, self.show_header
-        new_line = Segment.line()
+        out: list[str] = []  # lines (each with its "\n") not yet yielded
+
+        def styled(segments: Iterable[Segment]) -> Iterator[Segment]:
+            if out:
+                yield Segment("".join(out))
+                out.clear()
+            yield from segments
+
+        def border(line: str) -> Iterator[Segment]:
+            if border_style:
+                yield from styled((Segment(line, border_style), Segment.line()))
+            else:
+                out.append(line + "\n")
+
         if _box and show_edge:
-            yield Segment(_box.get_top(widths), border_style)
-            yield new_line
-        layouts = [_Layout(console, options, width, column, self._column(console, options, i))
-                   for i, (width, column) in enumerate(zip(widths, self.columns, strict=True))]
+            yield from border(_box.get_top(widths))
+        layouts = [_Layout(console, options, width, column, column_found)
+                   for width, column, column_found in zip(widths, self.columns, found,
+                                                          strict=True)]
         rows = len(layouts[0].cells) if layouts else 0
         strings = list(zip(*(layout.strings() for layout in layouts), strict=True))
+        separator = bool(_box and (self.show_lines or self.leading))
+        data_rows = self.rows
         for index in range(rows):
             first, last = index == 0, index == rows - 1
             header_row = first and show_header
@@ -229,25 +341,95 @@ class Table(rich_table.Table):
                 left = right = vertical = ""
             plain = strings[index] if not (header_row or row_style or border_style) else ()
             if plain and None not in plain:  # the usual row
-                yield Segment(left + vertical.join(cast("tuple[str, ...]", plain)) + right)
-                yield new_line
-                continue
-            cells = [layout.lines(index, header_row, row_style) if line is None else line
-                     for layout, line in zip(layouts, plain or [None] * len(layouts),
-                                             strict=True)]
-            if not border_style and all(isinstance(cell, str) for cell in cells):
-                yield Segment(left + vertical.join(cast("list[str]", cells)) + right)
-                yield new_line
+                out.append(f"{left}{vertical.join(cast('tuple[str, ...]', plain))}{right}\n")
             else:
-                yield from _row_lines(layouts, index, header_row, row_style, cells,
-                                      border_style, left, right, vertical)
+                cells = [layout.lines(index, header_row, row_style) if line is None else line
+                         for layout, line in zip(layouts, plain or [None] * len(layouts),
+                                                 strict=True)]
+                if not border_style and all(isinstance(cell, str) for cell in cells):
+                    out.append(f"{left}{vertical.join(cast('list[str]', cells))}{right}\n")
+                else:
+                    yield from styled(_row_lines(layouts, index, header_row, row_style, cells,
+                                                 border_style, left, right, vertical))
             if _box and header_row:
-                yield Segment(_box.get_row(widths, "head", edge=show_edge), border_style)
-                yield new_line
+                yield from border(_box.get_row(widths, "head", edge=show_edge))
+            elif _box and not last and (separator or data_rows[
+                    index - 1 if show_header else index].end_section):
+                yield from border(_box.get_row(widths, "mid", edge=show_edge) * self.leading
+                                  if self.leading else
+                                  _box.get_row(widths, "row", edge=show_edge))
         if _box and show_edge:
-            yield Segment(_box.get_bottom(widths), border_style)
-            yield new_line
+            yield from border(_box.get_bottom(widths))
+        yield from styled(())
 
+
+def _annotation(console: Console, options: ConsoleOptions, text: str | Text,
+                style: str | Style, justify: JustifyMethod) -> RenderResult:
+    """A title or a caption, as rich's Table prints it."""
+    rendered = (console.render_str(text, style=style, highlight=False)
+                if isinstance(text, str) else text)
+    return console.render(rendered, options=options.update(justify=justify))
+
+
+def _collapse(widths: list[int], wrapable: list[bool], max_width: int) -> list[int]:
+    """The widths narrowed to ``max_width``, widest wrapable columns first, each no
+    narrower than the next widest (rich's ``Table`` does this)."""
+    total = sum(widths)
+    excess = total - max_width
+    if any(wrapable):
+        while total and excess > 0:
+            widest = max(width for width, wraps in zip(widths, wrapable, strict=True) if wraps)
+            second = max(width if wraps and width != widest else 0
+                         for width, wraps in zip(widths, wrapable, strict=True))
+            ratios = [1 if width == widest and wraps else 0
+                      for width, wraps in zip(widths, wrapable, strict=True)]
+            if not any(ratios) or not widest - second:
+                break
+            widths = _reduce(excess, ratios, [min(excess, widest - second)] * len(widths),
+                             widths)
+            total = sum(widths)
+            excess = total - max_width
+    return widths
+
+
+def _reduce(total: int, ratios: list[int], maximums: list[int], values: list[int]
+            ) -> list[int]:
+    """``values`` less ``total`` shared by ``ratios``, no value less more than its maximum
+    (rich's ``ratio_reduce``)."""
+    ratios = [ratio if maximum else 0 for ratio, maximum in zip(ratios, maximums, strict=True)]
+    total_ratio = sum(ratios)
+    if not total_ratio:
+        return values[:]
+    remaining = total
+    result = []
+    for ratio, maximum, value in zip(ratios, maximums, values, strict=True):
+        if ratio and total_ratio > 0:
+            share = min(maximum, round(ratio * remaining / total_ratio))
+            result.append(value - share)
+            remaining -= share
+            total_ratio -= ratio
+        else:
+            result.append(value)
+    return result
+
+
+def _distribute(total: int, ratios: list[int], minimums: list[int] | None = None
+                ) -> list[int]:
+    """``total`` shared by ``ratios``, rounded up, each share at least its minimum (rich's
+    ``ratio_distribute``)."""
+    if minimums:
+        ratios = [ratio if minimum else 0
+                  for ratio, minimum in zip(ratios, minimums, strict=True)]
+    total_ratio = sum(ratios)
+    remaining = total
+    shares = []
+    for ratio, minimum in zip(ratios, minimums or [0] * len(ratios), strict=True):
+        share = max(minimum, ceil(ratio * remaining / total_ratio)) if total_ratio > 0 \
+            else remaining
+        shares.append(share)
+        total_ratio -= ratio
+        remaining -= share
+    return shares
 
 class _Layout:
     """How one column lays its cells out at its width."""
@@ -265,6 +447,7 @@ class _Layout:
         self.plain = (self.inner >= 1 and self.justify in ("left", "center", "right")
                       and self.overflow != "ignore" and not column.highlight)
         self.textual = self.inner >= 1 and not column.highlight
+        self.head, self.figures = found.head, found.figures
 
     def strings(self) -> list[str | None]:
         """Each cell's line where it is a string and the column has no style (None where it
@@ -274,7 +457,14 @@ class _Layout:
         inner, justify, body = self.inner, self.justify, self._body
         pad_left, pad_right = self.pads
         out: list[str | None] = []
-        for text in self.texts:
+        texts = self.texts
+        rest: list[str | None] = []
+        if self.figures is not None and self.figures <= inner and justify != "center":
+            fill = str.rjust if justify == "right" else str.ljust  # figures fit: no cut
+            rest = [f"{pad_left}{fill(text, inner)}{pad_right}"
+                    for text in cast("list[str]", texts[self.head:])]
+            texts = texts[:self.head]
+        for text in texts:
             if type(text) is not str:
                 out.append(None)
             elif (len(text) <= inner and text.isascii() and text[:1] != " "
@@ -286,6 +476,7 @@ class _Layout:
             else:
                 line = body(text)
                 out.append(None if line is None else pad_left + line + pad_right)
+        out += rest
         return out
 
     def lines(self, index: int, header_row: bool,
@@ -383,8 +574,7 @@ class _Layout:
 def _row_lines(layouts: list[_Layout], index: int, header_row: bool, row_style: Style,
                cells: list[str | list[list[Segment]]], border_style: Style, left: str,
                right: str, vertical: str) -> Iterator[Segment]:
-    """The lines of one row, its cells aligned and joined as rich's ``Table._render`` does
-    it."""
+    """The lines of one row, its cells aligned and joined as rich's Table does it."""
     rendered = [[[Segment(cell)]] if isinstance(cell, str) else cell for cell in cells]
     row_height = max(len(lines) for lines in rendered)
     height = max(1, row_height)

@@ -67,11 +67,3 @@ def test_row_quantiles_are_numpys_to_the_last_bit(shape: tuple[int, int],
     x[0, 0] = np.nan
     assert np.array_equal(stats.row_quantiles(x, qs), np.quantile(x, qs, axis=1),
                           equal_nan=True)
-
-
-@pytest.mark.parametrize("shape", [(22, 10), (3, 7), (2, 1), (4, 2)])
-def test_row_median_is_numpys_to_the_last_bit(shape: tuple[int, int]) -> None:
-    x = np.random.default_rng(shape[0]).random(shape) * 1e-6
-    assert np.array_equal(stats.row_median(x), np.median(x, axis=1))
-    x[-1, 0] = np.nan
-    assert np.array_equal(stats.row_median(x), np.median(x, axis=1), equal_nan=True)

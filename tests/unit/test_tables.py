@@ -18,31 +18,7 @@ from rich.padding import Padding
 from rich.panel import Panel
 from rich.text import Span, Text
 
-from beff.render import tables
 from beff.render.tables import Table
-
-
-@pytest.fixture(autouse=True)
-def fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The fast layout is checked against whatever rich is installed, even a major version
-    it is not used with (where these tests tell whether TESTED_RICH_MAJOR may move)."""
-    monkeypatch.setattr(tables, "FAST", True)
-
-
-def test_the_fast_layout_is_used_only_with_the_tested_rich(monkeypatch: pytest.MonkeyPatch
-                                                           ) -> None:
-    assert tables._tested_rich() == (rich_version().split(".")[0] == tables.TESTED_RICH_MAJOR)
-    t = Table()
-    assert t._fast()
-    monkeypatch.setattr(tables, "FAST", False)
-    assert not t._fast()
-
-
-def rich_version() -> str:
-    from importlib.metadata import version
-
-    return version("rich")
-
 
 WIDTHS = (8, 17, 30, 45, 60, 80, 100, 160)
 
