@@ -2,18 +2,17 @@
 
 Verification runs after the timed loop (outside the timed region). Data movement is checked
 byte by byte, reductions element by element in the reduction type; each mismatch counts as
-one defect. ``BEFF_TEST_CORRUPT=1`` (a test-only hook) makes rank 0 corrupt the last byte
-(for reductions: the last element) of its send pattern so the tests can prove that defects
-are reported.
+one defect. The test-only hook :func:`beff.core.testhooks.corrupt` makes rank 0 corrupt the
+last byte (for reductions: the last element) of its send pattern so the tests can prove that
+defects are reported.
 """
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from beff.bench.ctx import Ctx
+from beff.core import testhooks
 from beff.core.buffers import BufferSet
 
 # Reduction patterns hold small integers (1..RED_RANGE), so sums over ranks are exact in every
@@ -24,7 +23,7 @@ RED_CORRUPTION = 64
 
 def corrupting(ctx: Ctx) -> bool:
     """Whether this rank injects a defect (test hook, rank 0 of the group only)."""
-    return ctx.rank == 0 and os.environ.get("BEFF_TEST_CORRUPT") == "1"
+    return ctx.rank == 0 and testhooks.corrupt()
 
 
 def pattern(sender: int, nbytes: int, salt: int = 0) -> np.ndarray:

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from beff.core import mpi as _mpi
+from beff.core import testhooks
 
 # Return type, then argument kinds: p = address, i = C int, h = MPI handle, d = double,
 # a = MPI_Aint (displacements and window sizes), f = MPI_File (a pointer in MPICH too, unlike
@@ -136,8 +137,6 @@ OPTIONAL = frozenset(PERSISTENT) | frozenset(RMA3)
 # Functions of the C library, not of MPI (bound under their own names, where present): the
 # threads of IMB-MT meet at a pthread barrier where IMB-MT's meet at an OpenMP one.
 LIBC = {"pthread_barrier_wait": "i:p"}
-# Test-only hook: these C functions (comma-separated names) count as missing from libmpi.
-HIDE_ENV = "BEFF_TEST_HIDE_MPI"
 
 # Array parameter annotations a loop may use, with their numba types (loop() reads them as
 # text; at run time the names are plain ndarray: numpy.typing would cost a run an import).
@@ -260,7 +259,6 @@ def _rebind(func: Callable[..., Any], ns: types.ModuleType) -> Callable[..., Any
 # A loop not ready after this long is being compiled, not loaded from the cache: say so
 # (BEFF_COMPILE_NOTICE_S overrides it, for tests).
 COMPILE_NOTICE_S = 2.0
-SLOW_READY_ENV = "BEFF_TEST_SLOW_READY"  # test-only: seconds added to readying each loop
 _told = False
 
 
@@ -290,7 +288,7 @@ class Backend:
             with _mpi.unguarded():  # local work, however long it takes: not a stall
                 t0 = time.perf_counter()
                 fn = lf.compiled[self.name] = self.compile(lf)
-                time.sleep(float(os.environ.get(SLOW_READY_ENV, "0")))
+                time.sleep(testhooks.slow_ready())  # 0 unless a test asks
                 self.compile_seconds += time.perf_counter() - t0
         return fn
 
@@ -319,8 +317,9 @@ class Backend:
     def bind(self, kinds: dict[str, Any], make: Callable[[str, Any, list[Any]], Any]) -> None:
         """Set ``C.<Name>`` to ``make(symbol, return type, argument types)`` for every function
         of :data:`SIGNATURES` (and :data:`LIBC`), with the types of ``kinds``; an optional
-        one that ``make`` cannot find (raises LookupError) stays unbound."""
-        hidden = set(filter(None, os.environ.get(HIDE_ENV, "").split(",")))
+        one that ``make`` cannot find (raises LookupError) stays unbound (as one the test
+        hook :func:`beff.core.testhooks.hidden_mpi` names)."""
+        hidden = testhooks.hidden_mpi()
         for name, sig in {**SIGNATURES, **LIBC}.items():
             ret, args = sig.split(":")
             try:

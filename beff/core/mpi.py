@@ -21,7 +21,7 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
-from beff.core import backstop, early, shm
+from beff.core import backstop, early, shm, testhooks
 from beff.core.errors import INTERRUPTED, BeffError, exit_code
 
 _MPI: types.ModuleType | None = None
@@ -220,26 +220,23 @@ def abort(message: str, code: int = 1) -> None:
 
 
 def injected_fault(benchmark: str, rank: int) -> None:
-    """Test-only hook: ``BEFF_TEST_FAIL=RANK:BENCHMARK`` raises on that rank at that benchmark
-    (IMB-IO also at ``BENCHMARK/file`` once the benchmark's files exist, b_eff_io at
-    ``b_eff_io/TYPE`` once the file of a pattern type is open)."""
-    target = os.environ.get("BEFF_TEST_FAIL")
-    if target and target.lower() == f"{rank}:{benchmark}".lower():
-        raise RuntimeError(f"injected failure (BEFF_TEST_FAIL={target})")
+    """Test-only hook (:func:`beff.core.testhooks.fail`, ``RANK:BENCHMARK``): raises on that
+    rank at that benchmark (IMB-IO also at ``BENCHMARK/file`` once the benchmark's files
+    exist, b_eff_io at ``b_eff_io/TYPE`` once the file of a pattern type is open)."""
+    target = testhooks.fail(rank, benchmark)
+    if target:
+        raise RuntimeError(f"injected failure ({testhooks.FAIL}={target})")
 
 
 def injected_stop(point: str) -> None:
-    """Test-only hook: ``BEFF_TEST_STOP=RANK:POINT`` stops that rank with SIGSTOP (as a
-    hung node or a user's ^Z would) at that point of start-up, once: ``mpi_init`` (just
-    before MPI_Init, by the launcher's rank), ``init`` (MPI_Init done), ``backend``
-    (selecting the timed loops), ``metadata`` (each rank's facts), ``calibration`` (in IMB's
-    first calibration, before its first reduction), ``end`` (after the last measurement)."""
-    target = os.environ.get("BEFF_TEST_STOP")
-    if not target:
-        return
-    rank = _MPI.COMM_WORLD.Get_rank() if _MPI is not None else env_rank()
-    if target.lower() == f"{rank}:{point}".lower():
-        del os.environ["BEFF_TEST_STOP"]
+    """Test-only hook (:func:`beff.core.testhooks.stop`, ``RANK:POINT``): stops that rank with
+    SIGSTOP (as a hung node or a user's ^Z would) at that point of start-up, once:
+    ``mpi_init`` (just before MPI_Init, by the launcher's rank), ``init`` (MPI_Init done),
+    ``backend`` (selecting the timed loops), ``metadata`` (each rank's facts), ``calibration``
+    (in IMB's first calibration, before its first reduction), ``end`` (after the last
+    measurement)."""
+    if testhooks.stop(point, lambda: _MPI.COMM_WORLD.Get_rank() if _MPI is not None
+                      else env_rank()):
         sys.stderr.write(f"beff: test hook: rank stops at {point}\n")
         sys.stderr.flush()
         os.kill(os.getpid(), signal.SIGSTOP)
@@ -268,7 +265,7 @@ def _tell_root(code: int, rank: int) -> None:
     # this rank waits: the launcher must also forward its message across hosts before
     # MPI_Abort tears the job down (hydra lost it once in a CI run).
     if _root is not None and _root[0] == socket.gethostname() and \
-            not os.environ.get("BEFF_TEST_ROOT_ELSEWHERE"):
+            not testhooks.root_elsewhere():
         try:
             with open(_failure_note(_root[1]), "w") as fh:  # the code rank 0 ends the job with
                 fh.write(f"{code} {rank}\n")

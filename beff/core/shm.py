@@ -33,13 +33,15 @@ import re
 import time
 from pathlib import Path
 
+from beff.core import testhooks
+
 SHM_DIR = Path("/dev/shm")
 NAME = re.compile(r"mpich_(?:shm|vci)_([0-9a-f]+)_\d+")  # group 1: the world id
 TRANSIENT = re.compile(r"mpich_shar_tmp\w+")  # random names (mkstemp), unlinked in the call
 # The job's world id, for its watcher (set by rank 0, inherited by the watcher process).
 JOB_ENV = "BEFF_MPICH_WORLD_ID"
 # Test-only hook: keep the names after MPI_Init (so the later clean-ups can be tested).
-KEEP_ENV = "BEFF_TEST_SHM_KEEP"
+KEEP_ENV = testhooks.SHM_KEEP
 SWEEP_WAIT_S = 30.0  # the watcher waits this long for the job's ranks to be gone
 
 
@@ -85,7 +87,7 @@ def release_mapped(startup: bool = False) -> list[str]:
 
     ``startup``: the call right after MPI_Init, which the test hook :data:`KEEP_ENV` skips.
     """
-    if startup and os.environ.get(KEEP_ENV) == "1":
+    if startup and testhooks.shm_keep():
         return []
     names = mapped(transient=True)
     for name in names:

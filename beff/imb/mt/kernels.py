@@ -22,7 +22,8 @@ paired benchmarks on a rank without a partner), (0.0, 0.0) after meeting the oth
 barrier. Under ``--check`` (or ``-check on``) the buffers hold IMB-MT's values, element i
 being (rank + 1) i (BcastMT's root: i), and after the timed loop every element received is
 compared with what its sender wrote (the sum over ranks for the reductions); each mismatch
-is one defect. The test hook BEFF_TEST_CORRUPT=1 makes rank 0 change its last element.
+is one defect. The test hook :func:`beff.core.testhooks.corrupt` makes rank 0 change its
+last element.
 """
 
 from __future__ import annotations
@@ -283,8 +284,9 @@ def ints(buf: np.ndarray, count: int, offset: int = 0) -> np.ndarray:
 
 def fill(ctx: Ctx, count: int, factor: int | None = None) -> np.ndarray | None:
     """Under check: the send buffer holds factor * i ((rank + 1) i by default; rank 0
-    corrupts its last element under BEFF_TEST_CORRUPT=1) and the receive buffer -1. Returns
-    what was written into the send buffer (None when not checking)."""
+    corrupts its last element under the test hook :func:`beff.core.testhooks.corrupt`) and
+    the receive buffer -1. Returns what was written into the send buffer (None when not
+    checking)."""
     lane: Lane = ctx.state
     if not lane.checking or count == 0:
         return None

@@ -271,7 +271,7 @@ def message_buffer(ctx: Ctx, nbytes: int, regions: int = 1, stride: int = 0) -> 
     """A buffer of ``regions`` messages of ``nbytes``, ``stride`` bytes apart (at least one
     byte), filled as IMB-P2P's (the rank's number), or under --check with the rank's
     pattern at the start of each region (rank 0 corrupts each message's last byte under the
-    test hook BEFF_TEST_CORRUPT=1)."""
+    test hook :func:`beff.core.testhooks.corrupt`)."""
     stride = stride or nbytes
     buf = aligned(max(regions * stride, 1), ctx.rank & 255)
     if ctx.cfg.check and nbytes:
