@@ -158,10 +158,11 @@ def _reworded(exc: BeffError, text: str) -> BeffError:
 
 def _run(suite: str, comm: Any, options: dict[str, Any]) -> RunResults:
     chosen = suites.get(suite)
+    known = config.declared(chosen)
     for key, value in options.items():
-        if key not in config.RULES:
-            raise UsageError(unknown_option(key))
-        config.check_rule(config.RULES[key], value, f"{key}=", key)
+        if key not in known or known[key].fixed:
+            raise UsageError(unknown_option(key, chosen))
+        known[key].check(value, f"{key}=")
     if "format" in options:  # stored with the run (the API renders nothing)
         chosen.check_format(str(options["format"]), f"format={options['format']!r}")
     overrides = runner._check_format(chosen, {**options, "argv": ["beff.run", suite]})
@@ -209,38 +210,38 @@ def load(path: str | Path) -> RunResults:
     return RunResults(attrs=record.attrs, results=record.results, ranks=record.ranks)
 
 
-def unknown_option(key: str) -> str:
-    """The error for an option ``key`` that beff.run does not take."""
-    near = difflib.get_close_matches(key, list(config.RULES), n=1)
+def unknown_option(key: str, suite: suites.Suite) -> str:
+    """The error for an option ``key`` that beff.run does not take for ``suite``."""
+    near = difflib.get_close_matches(key, [k for k, o in config.declared(suite).items()
+                                           if not o.fixed], n=1)
     hint = f" (did you mean {near[0]}=?)" if near else ""
     return (f"unknown option {key}={hint}: beff.run takes the keys of beff's TOML "
-            "configuration (`beff show FILE` lists them under config)")
+            f"configuration for {suite.command} (`beff show FILE` lists them under config)")
 
 
-# What the command line calls a flag, said the way beff.run takes it. The rules' own flags
-# and `--key-name` come from the config's declaration; these are the others.
-_FLAGS_OF_IMB = {
-    "-msglog": "msglog_max=", "-msglen": "msglen_file=", "-msgsize": "msglen=",
-    "-mem": "mem_gb=", "-input": "input_file=", "--io-dir": "io_dir=",
-    "-iter": "msgspersample=/overall_vol_mib=/msgs_nonaggr=/iter_policy=",
-    "--hint": "hints=", "--hints": "hints_file=",
-}
-_FLAGS_OF_BEFFIO = {"-T": "scheduled_time=", "--time": "scheduled_time=", "-N": "partitions=",
-                    "--dir": "io_dir=", "--hint": "hints=", "--hints": "hints_file="}
 _FLAG = re.compile(r"(?<![\w./=-])(--?[A-Za-z][\w-]*)(?![\w-])(?: (\S+?)(?=[:;,)]?(?:\s|$)))?")
 
 
 def _spellings(suite: str) -> dict[str, tuple[str, str]]:
-    """flag -> (config key or "", how beff.run says it)."""
+    """flag -> (config key or "", how beff.run says it), from the options' declarations."""
+    from beff.core.options import SHARED
+
+    chosen = suites.find(suite)
+    others = [o for s in suites.suites() if s is not chosen for o in s.options]
+    declared = [*(chosen.options if chosen is not None else ()), *SHARED, *others]
     out: dict[str, tuple[str, str]] = {}
-    for key, rule in config.RULES.items():
-        said = f"{key}=True" if rule.kind is bool else f"{key}="
-        for flag in ("-" + key, "--" + key.replace("_", "-"), *rule.flags):
-            out[flag] = (key, said)
+    for o in declared:
+        if o.toml_only or o.positional or o.fixed:
+            continue
+        if o.sets:
+            said = "/".join(f"{k}=" for k, _ in o.sets)
+            for flag in (*o.imb_flags(), *o.long_flags()):
+                out.setdefault(flag, ("", said))
+            continue
+        said = f"{o.key}=True" if o.kind is bool else f"{o.key}="
+        for flag in (*o.imb_flags(), *o.long_flags()):
+            out.setdefault(flag, (o.key, said))
     out["--no-progress"] = ("progress", "progress=False")
-    out.update({f: ("", s) for f, s in _FLAGS_OF_IMB.items()})
-    if suite == "beffio":
-        out.update({f: ("", s) for f, s in _FLAGS_OF_BEFFIO.items()})
     return out
 
 

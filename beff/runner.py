@@ -52,10 +52,14 @@ class Job(Protocol):
     """A suite's part of one run. Created and prepared on rank 0, then sent to every rank,
     so it holds plain data until :meth:`start`."""
 
-    network: bool  # its figures are about the network: warn when all ranks share a node
     everywhere: bool  # every rank needs the ranks table (node ids), not only rank 0
     streaming: bool  # results are final as they come (IMB); else rendered at the end
     derived: dict[str, Any]  # what it derived from the config (stored as such)
+
+    @property
+    def network(self) -> bool | str:
+        """Its figures are about the network: warn when all ranks share a node (True: in
+        the words of beff.results.warnings.ONE_NODE; a text: in the suite's own, b_eff's)."""
 
     def prepare(self, MPI: types.ModuleType, cfg: RunConfig) -> None:
         """Rank 0: the suite's own checks (raise UsageError) and derived values."""
@@ -90,13 +94,7 @@ def preparer(suite: suites.Suite, overrides: dict[str, Any]) -> Callable[
     format against the suite's, the suite's own rules, and the result file's name."""
 
     def prepare(MPI: types.ModuleType) -> tuple[RunConfig, Job]:
-        cfg = build_config(overrides, overrides.get("config_file"))
-        cfg.options = suite.resolve_options(cfg.options)
-        if "format" not in overrides:
-            if cfg.sources.get("format", "default") == "default":
-                cfg.format = suite.formats[0]
-            else:
-                suite.check_format(cfg.format, f"format (from {cfg.config_file})")
+        cfg = build_config(overrides, overrides.get("config_file"), suite)
         job: Job = suite.load("job")(suite)
         job.prepare(MPI, cfg)
         if cfg.output is None:

@@ -19,7 +19,6 @@ from beff.results.model import OK, Measurement
 # its verdict, when the batches' spread (the table's cv) is above stats.CV_LIMIT.
 UNSTABLE_CV = stats.CV_LIMIT
 BAND_PERCENTILES = (10.0, 90.0)
-SUITE_NAMES = {"p2p": "IMB-P2P", "io": "IMB-IO", "beffio": "b_eff_io", "beff": "b_eff"}
 BANDWIDTH_LABEL = "bandwidth [MB/s, 10^6 B/s]"
 MSG_RATE_LABEL = "message rate [messages/s]"
 IMPORTED_NOTE = "imported: the values as IMB printed them"
@@ -73,7 +72,9 @@ def msg_rate(m: Measurement, t_us: np.ndarray) -> np.ndarray:
 
 
 def suite_section(suite: str) -> str:
-    return SUITE_NAMES.get(suite, f"IMB-{suite.upper()}")
+    """The report's section of an IMB-style suite's charts: its IMB component's name
+    (``IMB-MPI1``, ``IMB-P2P``, ``IMB-IO``); a suite with a view of its own names its own."""
+    return f"IMB-{suite.upper()}"
 
 
 def series_label(m: Measurement, group: int | None = None) -> str:

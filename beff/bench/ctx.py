@@ -77,7 +77,7 @@ class Ctx:
     def buffers(self, nbytes: int, fill: int = 0) -> BufferSet:
         """Message buffers honouring ``-off_cache`` (at most n0 slots, as IMB), except for a
         benchmark whose calls are bound to one buffer (``spec.one_buffer``)."""
-        off_cache = None if self.spec.one_buffer else self.cfg.off_cache
+        off_cache = None if self.spec.one_buffer else self.cfg.options.off_cache
         # New each size, as IMB 2021 frees its buffers after every size (IMB_del_s_buf).
         bufs = BufferSet(nbytes, off_cache, fill, self.n0, self.cfg.hugepages)
         # Alive until the size's resources are released (a window over them is freed first).

@@ -47,7 +47,8 @@ def unit_size(spec: BenchmarkSpec, cfg: RunConfig) -> int:
     spec's own unit."""
     if spec.size_unit:
         return spec.size_unit
-    return schedule.TYPE_SIZES[cfg.red_data_type if spec.reduction else cfg.data_type]
+    o = cfg.options
+    return schedule.TYPE_SIZES[o.red_data_type if spec.reduction else o.data_type]
 
 
 def sizes_for(spec: BenchmarkSpec, cfg: RunConfig) -> list[int]:
@@ -57,33 +58,34 @@ def sizes_for(spec: BenchmarkSpec, cfg: RunConfig) -> list[int]:
     if spec.sizes_rule is Sizes.ELEMENT:
         return [unit]
     if spec.kind is Kind.SYNC:
-        return [(1 << cfg.msglog_max) // unit * unit]
-    if cfg.msglen is not None:
-        return schedule.user_lengths(cfg.msglen, cfg.msglog_max, unit)
+        return [(1 << cfg.options.msglog_max) // unit * unit]
+    if cfg.options.msglen is not None:
+        return schedule.user_lengths(cfg.options.msglen, cfg.options.msglog_max, unit)
     cap = unit if spec.sizes_rule is Sizes.EXT else None
-    return schedule.imb_lengths(cfg.msglog_min, cfg.msglog_max, cfg.zero_size, unit, cap)
+    o = cfg.options
+    return schedule.imb_lengths(o.msglog_min, o.msglog_max, o.zero_size, unit, cap)
 
 
 def modes_for(spec: BenchmarkSpec, cfg: RunConfig) -> tuple[str, ...]:
     """The modes ``spec`` runs in: its own, or the one ``-aggregate_mode`` picks."""
-    if cfg.aggregate_mode == "multi" or not {AGGREGATE, NON_AGGREGATE} <= set(spec.modes):
+    if cfg.options.aggregate_mode == "multi" or not {AGGREGATE, NON_AGGREGATE} <= set(spec.modes):
         return spec.modes
-    return (AGGREGATE,) if cfg.aggregate_mode == "aggregate" else (NON_AGGREGATE,)
+    return (AGGREGATE,) if cfg.options.aggregate_mode == "aggregate" else (NON_AGGREGATE,)
 
 
 def counts_for(spec: BenchmarkSpec, cfg: RunConfig, nprocs: int) -> list[int]:
     """Process counts at which ``spec`` runs (IMB's selection of active processes)."""
     if spec.procs is not None:
         return [spec.procs] if nprocs >= spec.procs else []
-    npmin = cfg.npmin if cfg.npmin is not None else spec.default_npmin
+    npmin = cfg.options.npmin if cfg.options.npmin is not None else spec.default_npmin
     return schedule.process_counts(nprocs, npmin, even=spec.kind is Kind.MSG_RATE)
 
 
 def map_position(cfg: RunConfig, world_rank: int, nprocs: int) -> int:
     """Position of a world rank in group order; ``-map PxQ`` numbers ranks along rows."""
-    if cfg.map is None:
+    if cfg.options.map is None:
         return world_rank
-    p, q = cfg.map
+    p, q = (int(v) for v in cfg.options.map)
     if p == 1 or q == 1 or world_rank >= p * q:
         return world_rank
     return (world_rank % p) * q + world_rank // p
@@ -97,10 +99,10 @@ def buffer_bytes(spec: BenchmarkSpec, nbytes: int, np_: int, cfg: RunConfig,
     total = 0.0
     for factor, per_np in ((spec.sendbuf, spec.send_np), (spec.recvbuf, spec.recv_np)):
         length = factor * init * (np_ if per_np else 1)
-        if (cfg.off_cache is not None and length > 0 and spec.kind is not Kind.SYNC
+        if (cfg.options.off_cache is not None and length > 0 and spec.kind is not Kind.SYNC
                 and not spec.one_buffer):
-            stride, count = off_cache_slots(int(length), int(cfg.off_cache[0] * (1 << 20)),
-                                            cfg.off_cache[1], n0)
+            stride, count = off_cache_slots(int(length), int(cfg.options.off_cache[0] * (1 << 20)),
+                                            cfg.options.off_cache[1], n0)
             length = max(length, stride * count)
         total += length
     if spec.other_memory is not None:
@@ -167,7 +169,8 @@ class Driver:
                 if missing else "a call that another rank's MPI library lacks")
         return Measurement(
             suite=spec.suite, benchmark=spec.name, kind=spec.kind.value, nprocs=P, ngroups=1,
-            multi=self.cfg.multi, idle=0, sizes=sizes, repetitions=np.zeros(S, dtype=np.int64),
+            multi=self.cfg.options.multi, idle=0, sizes=sizes,
+            repetitions=np.zeros(S, dtype=np.int64),
             status=[UNSUPPORTED] * S, times=np.full((S, P), np.nan),
             group=np.zeros(P, dtype=np.int64), world_ranks=np.arange(P, dtype=np.int64),
             samples=np.full((S, P, 1), np.nan), batch_iters=np.zeros((S, P, 1), dtype=np.int64),
@@ -181,7 +184,7 @@ class Driver:
     def run_count(self, spec: BenchmarkSpec, np_: int, mode: str = "") -> Measurement | None:
         MPI, world, cfg = self.MPI, self.world, self.cfg
         W = world.Get_size()
-        ngroups = 1 if cfg.multi is None else max(1, W // np_)
+        ngroups = 1 if cfg.options.multi is None else max(1, W // np_)
         position = map_position(cfg, world.Get_rank(), W)
         active = position < ngroups * np_
         group_index = position // np_ if active else MPI.UNDEFINED
@@ -212,7 +215,7 @@ class Driver:
         timer is not set back and forth for each benchmark).
         """
         req = self.world.Ibarrier()
-        stall = stall_limit(self.cfg, self.cfg.time)
+        stall = stall_limit(self.cfg, self.cfg.options.time)
         if idle:
             n_sizes = len(sizes_for(self.current, self.cfg)) if self.current else 1
             _mpi.guard(stall * (n_sizes + 1), "waiting for the other ranks' benchmark")
@@ -232,8 +235,8 @@ class Driver:
         # Aggregate modes complete a sample's operations together: one batch, one completion.
         whole = mode == AGGREGATE or spec.single_batch
         S, B = len(sizes), 1 if whole else max(1, cfg.batches)
-        x_sample = (cfg.msgs_nonaggr if mode == NON_AGGREGATE or spec.nonaggr
-                    else cfg.msgspersample)
+        x_sample = (cfg.options.msgs_nonaggr if mode == NON_AGGREGATE or spec.nonaggr
+                    else cfg.options.msgspersample)
         is_root = rcomm.Get_rank() == 0
         ctx = Ctx(MPI, gcomm, cfg, spec, group_index, ngroups, mode=mode)
         K = len(spec.metrics)
@@ -245,13 +248,14 @@ class Driver:
         my_prepared: dict[str, np.ndarray] = {}
         defects = np.zeros(S, dtype=np.int64)
         need = np.zeros(S)
-        n_user = len(cfg.msglen) if cfg.msglen is not None else 0
-        budget = schedule.time_budget(n_user, cfg.msglog_min, cfg.msglog_max, cfg.time)
+        n_user = len(cfg.options.msglen) if cfg.options.msglen is not None else 0
+        o = cfg.options
+        budget = schedule.time_budget(n_user, o.msglog_min, o.msglog_max, o.time)
         t_start = MPI.Wtime()
-        n_prev = cfg.msgspersample
+        n_prev = cfg.options.msgspersample
         history: list[tuple[int, int]] = []
-        raw = cfg.msglen if cfg.msglen is not None else sizes
-        stall = stall_limit(cfg, cfg.time)
+        raw = cfg.options.msglen if cfg.options.msglen is not None else sizes
+        stall = stall_limit(cfg, cfg.options.time)
         failure = ""
         i = 0
         # The benchmark's own set-up (its file) spans all sizes; a CollectiveFailure, raised
@@ -266,15 +270,16 @@ class Driver:
                     if self.progress is not None and is_root:
                         self.progress(f"{spec.name} np={np_} {nbytes} B")
                     policy = self._policy(spec)
-                    n0 = schedule.initial_repetitions(nbytes, cfg.msgspersample,
-                                                      cfg.overall_vol_mib << 20, policy, np_,
-                                                      cfg.msglog_max, x_sample)
+                    n0 = schedule.initial_repetitions(nbytes, cfg.options.msgspersample,
+                                                      cfg.options.overall_vol_mib << 20, policy,
+                                                      np_,
+                                                      cfg.options.msglog_max, x_sample)
                     need[i] = buffer_bytes(spec, nbytes, np_, cfg, n0) / GIB + 0.001
                     # every rank computes the same need from the same config: no broadcast
-                    if need[i] - 0.001 > cfg.mem_gb:
+                    if need[i] - 0.001 > cfg.options.mem_gb:
                         status[i] = OUT_OF_MEM
                         break
-                    if nbytes > counts.limit() and spec.suite not in counts.SUITES:
+                    if nbytes > counts.limit() and not spec.large_counts:
                         raise CollectiveFailure(  # the same decision on every rank
                             f"{nbytes} bytes exceed the {counts.limit()} of a C int count; "
                             f"{spec.suite.upper()} messages that large are not supported yet")
@@ -301,7 +306,7 @@ class Driver:
                             status[i] = TIME_OUT
                             break
                         warm = schedule.warmup_iterations(n)
-                        if cfg.warm_up and spec.warm_up and warm:
+                        if cfg.options.warm_up and spec.warm_up and warm:
                             run(warm)
                         for _ in range(N_BARR):
                             gcomm.Barrier()
@@ -317,7 +322,7 @@ class Driver:
                     for name, value in ctx.prepared.items():
                         my_prepared.setdefault(name, np.full(S, np.nan))[i] = value
                     rcomm.Barrier()  # groups start each size together (IMB's world barrier)
-                    if cfg.msg_pause:
+                    if cfg.options.msg_pause:
                         time.sleep(max(my_times[i, 0] * n / 10, 0.1))
             except CollectiveFailure as exc:
                 status[i] = FAILED
@@ -340,7 +345,7 @@ class Driver:
             kind=spec.kind.value,
             nprocs=np_,
             ngroups=ngroups,
-            multi=cfg.multi,
+            multi=cfg.options.multi,
             idle=0,
             sizes=np.asarray(sizes, dtype=np.int64),
             repetitions=reps,
@@ -369,10 +374,10 @@ class Driver:
         )
 
     def _policy(self, spec: BenchmarkSpec) -> str:
-        policy = self.cfg.iter_policy
+        policy = self.cfg.options.iter_policy
         if policy == "auto":
             return "multiple_np" if spec.rooted else "dynamic"
-        return policy
+        return str(policy)
 
     def _calibrate(self, spec: BenchmarkSpec, run: Callable[[int], float], comm: Comm, n0: int,
                    n_prev: int, nbytes: int, raw: int, history: list[tuple[int, int]]) -> int:
@@ -402,8 +407,8 @@ class Driver:
         n = min(n0, k)
         if n > 1:
             t = _mpi.allreduce_number(comm, timed(n), MPI.MAX)
-        t_sample = schedule.time_limited_count(n0, cfg.time, t)
-        if cfg.msglen is not None and spec.kind is not Kind.SYNC:
+        t_sample = schedule.time_limited_count(n0, cfg.options.time, t)
+        if cfg.options.msglen is not None and spec.kind is not Kind.SYNC:
             n = min(n0, schedule.monotone_count(t_sample, nbytes, history))
         else:
             n = min(n0, n_prev, t_sample)
@@ -415,4 +420,4 @@ def msgrate_factor(spec: BenchmarkSpec, cfg: RunConfig, np_: int) -> float:
     """Messages counted per reported second (Uniband/Biband: bw_scale * window * NP/2)."""
     if spec.kind is not Kind.MSG_RATE:
         return 0.0
-    return spec.bw_scale * cfg.window_size * (np_ // 2)
+    return float(spec.bw_scale * cfg.options.window_size * (np_ // 2))

@@ -10,10 +10,12 @@ from collections.abc import Callable
 from typing import Any
 
 from beff.bench.driver import Driver, counts_for, sizes_for
+from beff.bench.options import MAX_MSGLOG
 from beff.bench.registry import BenchmarkSpec, resolve
 from beff.bench.schedule import read_msglen_file
-from beff.core.config import MAX_MSGLOG, RunConfig, read_lines
+from beff.core.config import RunConfig, read_lines
 from beff.core.errors import UsageError
+from beff.core.options import Values
 from beff.core.progress import Bar
 from beff.core.suite import Suite
 from beff.results.model import Measurement, Result
@@ -34,10 +36,11 @@ def fit_msglog(cfg: RunConfig, msglen: list[int]) -> int:
         raise UsageError(f"message size {biggest} exceeds beff's limit of 2^{MAX_MSGLOG} bytes "
                          "(16 GiB)")
     need = max(0, (biggest - 1).bit_length())
-    if need <= cfg.msglog_max:
-        return cfg.msglog_max
+    if need <= cfg.options.msglog_max:
+        return int(cfg.options.msglog_max)
     if cfg.sources.get("msglog_max", "default") != "default":
-        raise UsageError(f"message size {biggest} exceeds -msglog's maximum 2^{cfg.msglog_max}"
+        raise UsageError(f"message size {biggest} exceeds the largest length of -msglog, "
+                         f"2^{cfg.options.msglog_max}"
                          "; raise -msglog or drop the size")
     return need
 
@@ -51,9 +54,10 @@ def nothing_ran(specs: list[BenchmarkSpec], nprocs: int) -> str:
 
 def map_rows(cfg: RunConfig, m: Measurement, world_size: int) -> list[list[int]]:
     """Rows of IMB's '-map PxQ' header: the group's world ranks in rank order."""
-    if cfg.map is None or m.ngroups > 1 or cfg.map[0] == 1 or cfg.map[1] == 1:
+    grid = cfg.options.map
+    if grid is None or m.ngroups > 1 or grid[0] == 1 or grid[1] == 1:
         return []
-    px = cfg.map[0]
+    px = cfg.options.map[0]
     ranks = [int(r) for r in m.world_ranks]
     rows, ip = [], 0
     for i in range(px):
@@ -81,28 +85,31 @@ class ImbJob:
 
     def measured_config(self, cfg: RunConfig) -> RunConfig:
         """The config the driver measures with: the validated one and the derived values."""
-        return dataclasses.replace(cfg, **self.derived)
+        return dataclasses.replace(cfg, options=Values({**cfg.options, **self.derived}))
 
     def prepare(self, MPI: types.ModuleType, cfg: RunConfig) -> None:
-        if cfg.msglen_file is not None:
-            self.derived["msglen"] = read_msglen_file(cfg.msglen_file)
-        msglen = self.derived.get("msglen", cfg.msglen)
+        if cfg.options.msglen_file is not None:
+            self.derived["msglen"] = read_msglen_file(cfg.options.msglen_file)
+        msglen = self.derived.get("msglen", cfg.options.msglen)
         if msglen:
             need = fit_msglog(cfg, msglen)
-            if need != cfg.msglog_max:
+            if need != cfg.options.msglog_max:
                 self.derived["msglog_max"] = need
-        if cfg.input_file is not None:
-            self.derived["benchmarks"] = cfg.benchmarks + read_input_file(cfg.input_file)
+        if cfg.options.input_file is not None:
+            self.derived["benchmarks"] = cfg.options.benchmarks + read_input_file(
+                cfg.options.input_file)
         specs = self.specs(cfg)
         size = MPI.COMM_WORLD.Get_size()
-        if cfg.map is not None and cfg.map[0] * cfg.map[1] > size:
-            raise UsageError(f"-map {cfg.map[0]}x{cfg.map[1]} needs {cfg.map[0] * cfg.map[1]} "
+        grid = cfg.options.map
+        if grid is not None and grid[0] * grid[1] > size:
+            raise UsageError(f"-map {grid[0]}x{grid[1]} needs {grid[0] * grid[1]} "
                              f"processes, the job has {size}")
         self.benchmarks = [s.name for s in specs]
 
     def specs(self, cfg: RunConfig) -> list[BenchmarkSpec]:
         run_cfg = self.measured_config(cfg)
-        return resolve(self.suite, run_cfg.benchmarks, cfg.include, cfg.exclude)
+        return resolve(self.suite, run_cfg.options.benchmarks, cfg.options.include,
+                       cfg.options.exclude)
 
     def names(self) -> list[str]:
         return list(self.benchmarks)

@@ -112,6 +112,9 @@ class BenchmarkSpec:
     # The calls are bound to one send and one receive buffer (persistent requests), so
     # -off_cache has no effect.
     one_buffer: bool = False
+    # Its kernel moves a message beyond a C int count as block types (beff.core.counts);
+    # other benchmarks refuse such sizes.
+    large_counts: bool = False
     # C functions (capi names) the benchmark needs beyond MPI-3; without them it is recorded
     # as unsupported instead of run.
     requires: tuple[str, ...] = ()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from beff.core.config import MAX_MSGLOG, read_lines
+from beff.core.config import read_lines
 from beff.core.errors import UsageError
 
 MIB = 1 << 20
@@ -42,43 +42,6 @@ def user_lengths(lengths: Sequence[int], max_log: int, unit: int = 1) -> list[in
 
 def round_up(x: int, unit: int) -> int:
     return (x + unit - 1) // unit * unit
-
-
-def parse_msglog(text: str) -> tuple[int, int]:
-    """Parse ``-msglog [min:]max`` (a single value n means 0:n); max at most MAX_MSGLOG."""
-    parts = text.split(":")
-    try:
-        if len(parts) == 1:
-            lo, hi = 0, int(parts[0])
-        elif len(parts) == 2:
-            lo, hi = int(parts[0]), int(parts[1])
-        else:
-            raise ValueError
-    except ValueError:
-        raise UsageError(f"-msglog expects [min:]max with integers, got {text!r}") from None
-    if lo < 0 or hi < 0:
-        raise UsageError(f"-msglog values must be non-negative, got {text!r}")
-    if lo > hi:
-        raise UsageError(f"-msglog min must not exceed max, got {text!r}")
-    if hi > MAX_MSGLOG:
-        raise UsageError(f"-msglog max must be at most {MAX_MSGLOG} (16 GiB messages), got {hi}")
-    return lo, hi
-
-
-def parse_size_list(text: str, what: str) -> list[int]:
-    """Parse comma- or whitespace-separated non-negative byte counts."""
-    sizes: list[int] = []
-    for token in text.replace(",", " ").split():
-        try:
-            value = int(token)
-        except ValueError:
-            raise UsageError(f"{what}: not a non-negative integer: {token!r}") from None
-        if value < 0:
-            raise UsageError(f"{what}: negative message length {value}")
-        sizes.append(value)
-    if not sizes:
-        raise UsageError(f"{what}: no message lengths given")
-    return sizes
 
 
 def read_msglen_file(path: str) -> list[int]:

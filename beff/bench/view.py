@@ -40,8 +40,11 @@ THREAD_ENV = {"single": "", "funneled": "MPI_THREAD_FUNNELED",
 
 # ----------------------------------------------------------------------------- IMB text
 def measured_config(attrs: dict[str, Any]) -> dict[str, Any]:
-    """The options the run measured with: the validated config and what was derived."""
-    return {**attrs.get("config", {}), **(attrs.get("derived") or {})}
+    """The options the run measured with: the validated config (beff's shared options, the
+    suite's under ``options``; a file of an earlier beff kept them all at the top level) and
+    what was derived."""
+    config = attrs.get("config", {})
+    return {**config, **(config.get("options") or {}), **(attrs.get("derived") or {})}
 
 
 def imb_header(attrs: dict[str, Any], names: Iterable[str], view: ImbView) -> str:

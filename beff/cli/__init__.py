@@ -47,6 +47,11 @@ def _main(argv: list[str] | None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] in ("-list", "-help"):  # IMB users' habits
         args = ["list"] if args[0] == "-list" else ["--help"]
+    if args == ["--version"]:  # answered before typer and the suites' declarations load
+        from beff import __version__
+
+        sys.stdout.write(f"beff {__version__}\n")
+        return
     try:
         if args and args[0] == "imb":
             from beff.cli.imb import imb_main

@@ -6,6 +6,7 @@ parsing; everything else is a regular typer command.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -13,10 +14,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from beff import __version__
-from beff.cli import netmap
 from beff.cli import options as O
 from beff.core import terminal
 from beff.core.errors import UsageError
+from beff.core.options import Option
+from beff.core.suite import Suite
 from beff.render.tables import Table
 
 if TYPE_CHECKING:
@@ -32,20 +34,6 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
-
-
-def _metavar(suite: str) -> str:
-    from beff.core import suite as suites
-
-    return f"<{'|'.join(suites.get(suite).formats)}>"
-
-
-def _formats(suite: str) -> str:
-    """A command's --format help: the formats its suite declares."""
-    from beff.core import suite as suites
-
-    formats = suites.get(suite).formats
-    return f"output: {' | '.join(formats)} (default {formats[0]})"
 
 
 def _version(value: bool) -> None:
@@ -68,20 +56,22 @@ def list_cmd(
     suite: Annotated[str | None, typer.Argument(help="Only this suite.")] = None,
 ) -> None:
     """List the suites and their benchmarks; opt-in ones run only when named."""
+    from beff.bench import options as imb_options
     from beff.bench.registry import load_suite
     from beff.core import suite as suites
 
     console = terminal.console()
     for s in [suites.get(suite)] if suite else suites.suites():
         if not s.benchmarks:
-            own = "".join(f"\n  {', '.join(o.flags) or o.key}: {o.help} (default {o.default})"
-                          for o in s.options)
+            own = "".join(f"\n  {', '.join(_spelled(s, o))}: {o.help_line()}"
+                          for o in s.options if _spelled(s, o))
             verb = "read with" if s.command == "beff import" else "run with"  # IMB-MT
             console.print(f"[bold]{s.name}[/bold]: {s.title}; {verb} `{s.command}`{own}",
                           highlight=False)
             continue
-        own = "; ".join(f"{', '.join(o.flags) or o.key} ({o.help}, default {o.default})"
-                        for o in s.options)
+        imb = (*imb_options.NAMES, *imb_options.IMB)  # IMB-MPI1's: `beff imb SUITE -help`
+        own = "; ".join(f"{', '.join(_spelled(s, o))} ({o.help_line()})" for o in s.options
+                        if o not in imb and _spelled(s, o))
         t = Table(title=f"{s.name}: {s.title}", show_edge=False,
                   caption=f"its own options: {own}" if own else None)
         t.add_column("benchmark")
@@ -90,6 +80,13 @@ def list_cmd(
         for spec in load_suite(s.name).values():
             t.add_row(spec.name, "default" if spec.default else "opt-in", spec.kind.value)
         console.print(t)
+
+
+def _spelled(suite: Suite, o: Option) -> tuple[str, ...]:
+    """How ``o`` is typed in ``suite``'s command (none: set in TOML only, or not at all)."""
+    if o.toml_only or o.fixed or o.positional:
+        return ()
+    return o.imb_flags() if suite.command.startswith("beff imb ") else o.long_flags()
 
 
 @app.command()
@@ -301,158 +298,43 @@ def plot_cmd(
     typer.echo(f"figure written to {target}", err=True)
 
 
-@app.command()
-def run(
-    memory_per_proc: Annotated[
-        str | None,
-        typer.Option("--memory-per-proc", help="Memory per process (e.g. 512MiB, 2G); "
-                     "Lmax = memory/128. Default: the node's physical memory / ranks on it."),
-    ] = None,
-    quick: Annotated[bool | None, typer.Option(
-        "--quick", help="b_eff's SHORT mode: 2 repetitions, 0.05 s per loop, 6 random "
-        "patterns.", show_default=False)] = None,
-    time_per_loop: Annotated[
-        float | None, typer.Option("--time-per-loop", help="Seconds per (length, method) summed "
-                                   "over all patterns (default 0.5; 0.05 with --quick).")
-    ] = None,
-    seed: Annotated[int | None, typer.Option(help="Seed of the random patterns (default: "
-                                                  "the time in seconds, as b_eff 3.6).")] = None,
-    methods: Annotated[
-        str | None, typer.Option(help="Comma-separated: sendrecv, alltoallv, nonblocking "
-                                 "(b_eff 3.6, the default) and the opt-in irecv-send, "
-                                 "isend-recv.", show_default=False)
-    ] = None,
-    extra_methods_in_beff: Annotated[
-        bool | None, typer.Option("--extra-methods-in-beff", help="Let the opt-in methods enter "
-                                  "the b_eff figure (they never do otherwise).",
-                                  show_default=False)
-    ] = None,
-    hugepages: Annotated[bool | None, O.option("hugepages")] = None,
-    output: Annotated[str | None, O.option("output")] = None,
-    fmt: Annotated[str | None, O.option("format", _formats("beff"), _metavar("beff"))] = None,
-    config_file: Annotated[str | None, O.option("config_file")] = None,
-    report: Annotated[str | None, O.option("report")] = None,
-    progress: Annotated[bool | None, O.option("progress")] = None,
-    thread_level: Annotated[str | None, O.option("thread_level")] = None,
-    backend: Annotated[str | None, O.option("backend")] = None,
-    force: Annotated[bool | None, O.option("force")] = None,
-    timeout: Annotated[float | None, O.option("timeout")] = None,
-    stall_timeout: Annotated[float | None, O.option("stall_timeout")] = None,
-) -> None:
-    """Under MPI: b_eff, Rabenseifner's effective bandwidth (`mpiexec -n P beff run`).
+def _run_suite(suite: Suite, overrides: dict[str, object]) -> None:
+    from beff import runner  # h5py, numpy: after the flags
 
-    Only the options given here override the config file: defaults, then TOML, then flags.
-    """
-    from beff.core import config
-
-    given = {
-        "quick": quick, "extra_methods_in_beff": extra_methods_in_beff,
-        "format": fmt, "hugepages": hugepages,
-        "backend": backend, "thread_level": thread_level,
-        "seed": seed, "output": output, "config_file": config_file, "progress": progress,
-        "report": report,
-        "time_per_loop": time_per_loop, "timeout": timeout, "stall_timeout": stall_timeout,
-        "force": force,
-        "methods": None if methods is None else [m.strip() for m in methods.split(",")
-                                                 if m.strip()],
-    }
-    overrides: dict[str, object] = {k: v for k, v in given.items() if v is not None}
-    overrides.update(argv=sys.argv[1:])
-    if memory_per_proc is not None:
-        overrides["memory_per_proc"] = config.parse_size(memory_per_proc, "--memory-per-proc")
-    O.run_checked("beff", overrides)
+    runner.run(suite.name, overrides)
 
 
-@app.command("io")
-def io_cmd(
-    directory: Annotated[str | None, typer.Option(
-        "--dir", help="Directory of the scratch files (default: the current directory); "
-        "every run uses names of its own and removes them.")] = None,
-    memory_per_proc: Annotated[str | None, typer.Option(
-        "--memory-per-proc", help="Memory per process (e.g. 512MiB, 2G): Lmax = memory/128, "
-        "2 MiB to 1 GiB. Default: the node's physical memory / ranks on it (--quick: 256MiB)."
-    )] = None,
-    total_memory: Annotated[str | None, typer.Option(
-        "--total-memory", help="Memory of the whole system, for 'data moved = x % of total "
-        "memory' (default: the nodes' physical memory).")] = None,
-    scheduled_time: Annotated[float | None, typer.Option(
-        "-T", "--time", help="Scheduled time in seconds over all partitions (default 600; "
-        "--quick: 2 per partition). Comparable results need T / partitions >= 1800.",
-        show_default=False)] = None,
-    partitions: Annotated[str | None, typer.Option(
-        "-N", "--partitions", help="Partition sizes, e.g. 1,2,4 (default as b_eff_io 2.1: "
-        "{1}, {1,2}, or three sizes up to the job's processes).", show_default=False)] = None,
-    quick: Annotated[bool | None, typer.Option(
-        "--quick", help="A first look: 2 s per partition and Lmax 2 MiB; labelled QUICK "
-        "everywhere.", show_default=False)] = None,
-    rewrite: Annotated[bool | None, typer.Option(
-        "--rewrite", help="Rewrite all five pattern types (default: type 0 only).",
-        show_default=False)] = None,
-    noshared: Annotated[bool | None, typer.Option(
-        "--noshared", help="Type 1 with individual file pointers instead of the shared one "
-        "(the result is NOT VALID).", show_default=False)] = None,
-    nounique: Annotated[bool | None, typer.Option(
-        "--nounique", help="Open files without MPI_MODE_UNIQUE_OPEN.",
-        show_default=False)] = None,
-    keep_files: Annotated[bool | None, typer.Option(
-        "--keep-files", help="Leave the scratch files.", show_default=False)] = None,
-    hint: Annotated[list[str] | None, typer.Option(
-        "--hint", help="MPI-IO hint key=value for MPI_File_open (repeatable).",
-        show_default=False)] = None,
-    hints_file: Annotated[str | None, typer.Option(
-        "--hints", help="File of hints (key=value or 'key value' per line).")] = None,
-    check: Annotated[bool | None, O.option(
-        "check", "verify every double read back (always: the stamps of each chunk)")] = None,
-    output: Annotated[str | None, O.option("output")] = None,
-    fmt: Annotated[str | None, O.option("format", _formats("beffio"),
-                                        _metavar("beffio"))] = None,
-    config_file: Annotated[str | None, O.option("config_file")] = None,
-    report: Annotated[str | None, O.option("report")] = None,
-    progress: Annotated[bool | None, O.option("progress")] = None,
-    backend: Annotated[str | None, O.option("backend")] = None,
-    force: Annotated[bool | None, O.option("force")] = None,
-    timeout: Annotated[float | None, O.option("timeout")] = None,
-    stall_timeout: Annotated[float | None, O.option("stall_timeout")] = None,
-) -> None:
-    """Under MPI: b_eff_io, the effective I/O bandwidth (`mpiexec -n P beff io --quick`).
+def _suite_commands() -> None:
+    """A command for every suite run as ``beff NAME`` (b_eff's ``run``, b_eff_io's ``io``,
+    ``map``, a plug-in's), generated from its options' declarations."""
+    from beff.core import suite as suites
 
-    Only the options given here override the config file: defaults, then TOML, then flags.
-    """
-    from beff.core import config
-
-    given: dict[str, object | None] = {
-        "io_dir": directory, "scheduled_time": scheduled_time, "quick": quick,
-        "rewrite": rewrite, "noshared": noshared, "nounique": nounique,
-        "keep_files": keep_files, "hints": hint or None, "hints_file": hints_file,
-        "check": check, "output": output, "format": fmt,
-        "config_file": config_file, "progress": progress, "report": report,
-        "backend": backend, "force": force, "timeout": timeout,
-        "stall_timeout": stall_timeout,
-    }
-    overrides: dict[str, object] = {k: v for k, v in given.items() if v is not None}
-    overrides.update(argv=sys.argv[1:])
-    for key, text in (("memory_per_proc", memory_per_proc), ("total_memory", total_memory)):
-        if text is not None:
-            overrides[key] = config.parse_size(text, "--" + key.replace("_", "-"))
-    if partitions is not None:
-        overrides["partitions"] = config.parse_int_list(partitions, "-N")
-    flags = {"scheduled_time": "-T", "io_dir": "--dir", "partitions": "-N",
-             "hints": "--hint", "hints_file": "--hints"}
-    O.run_checked("beffio", overrides, flags)
+    for s in suites.suites():
+        words = s.command.split()
+        if len(words) != 2 or words[0] != "beff" or words[1] in RESERVED:
+            continue
+        title = re.sub(r" \(beff \w+\)$", "", s.title)
+        app.command(words[1], help=f"Under MPI: {title} (`mpiexec -n P {s.command}`).\n\n"
+                    "Only the options given here override the config file: defaults, then "
+                    "TOML, then flags.")(O.typer_command(s, _run_suite))
 
 
-app.command("map")(netmap.map_cmd)
+RESERVED = ("list", "describe", "show", "compare", "import", "report", "plot", "info", "imb")
+_suite_commands()
 
 
 @app.command()
 def info(
-    thread_level: Annotated[str, O.option("thread_level")] = "single",
+    thread_level: Annotated[str, typer.Option(
+        "--thread-level", help="MPI thread level (default single).", show_default=False,
+        metavar="<single|funneled|serialized|multiple>")] = "single",
 ) -> None:
     """Under MPI: library, versions, timer, and where every rank runs."""
     from beff.cli.info import run_info
-    from beff.core import config, runtime
+    from beff.core import runtime
+    from beff.core.options import SHARED_BY_KEY
 
-    config.check_value("thread_level", thread_level, config.flag_of("thread_level"))
+    SHARED_BY_KEY["thread_level"].check(thread_level, "--thread-level")
     runtime.run_job(thread_level, lambda MPI: None, run_info)
 
 

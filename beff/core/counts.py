@@ -10,22 +10,19 @@ reduction whose element count exceeds the limit is refused with the reason.
 
 from __future__ import annotations
 
-import os
 from typing import Any
+
+from beff.core import testhooks
 
 INT_MAX = 2**31 - 1
 CHUNK = 1 << 20  # elements per chunk inside a block type
-# Test-only hook: a lower limit, so that small messages take the block-type path.
-LIMIT_ENV = "BEFF_TEST_COUNT_LIMIT"
-# The suites whose kernels honour the limit (MPI-1 point-to-point and collectives, and the
-# nonblocking and persistent collectives built on them); others refuse such sizes.
-SUITES = frozenset({"mpi1", "nbc", "mpi4"})
 
 
 def limit() -> int:
-    """The largest count or displacement a call takes as is."""
-    value = os.environ.get(LIMIT_ENV)
-    return max(1, int(value)) if value else INT_MAX
+    """The largest count or displacement a call takes as is (lower under the test hook
+    :func:`beff.core.testhooks.count_limit`, so that small messages take the block-type
+    path)."""
+    return testhooks.count_limit() or INT_MAX
 
 
 def block_type(MPI: Any, dtype: Any, count: int) -> Any:

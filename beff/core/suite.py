@@ -16,6 +16,11 @@ are imported only when needed (``beff --help`` and ``beff list`` import no kerne
   Importer`) that ``beff import`` turns into this suite's results (one importer may serve
   several suites: IMB's text names its component).
 
+beff finds the declarations by their entry points (group ``beff.suites``, one entry per
+suite: ``mpi4 = "beff.imb.nbc.suite:MPI4"``, in pyproject.toml for beff's own suites, in a
+plug-in package's metadata for its suites). Each suite declares where it is listed
+(:attr:`Suite.order`).
+
 Nothing here imports a family: the runner, the archive and the renderers reach a suite's code
 through these strings, so families stay siblings that never import each other.
 """
@@ -23,65 +28,18 @@ through these strings, so families stay siblings that never import each other.
 from __future__ import annotations
 
 import importlib
-import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from beff.core.errors import UsageError
+from beff.core.errors import BeffError, UsageError
+from beff.core.options import Option, Values
 
-# The declaration modules of beff's own suites, in the order `beff list` shows them.
-BUILTIN = ("beff.imb.mpi1.suite", "beff.imb.nbc.suite", "beff.imb.onesided.suite",
-           "beff.imb.p2p.suite", "beff.imb.mt.suite", "beff.io.suite", "beff.effbw.suite",
-           "beff.netmap.suite")
-# Modules outside beff that declare suites (comma-separated module names).
-PLUGINS_ENV = "BEFF_PLUGINS"
+__all__ = ["Option", "Suite", "register", "suites", "get", "find"]
 
-
-@dataclass(frozen=True)
-class Option:
-    """An option a suite declares for itself. One declaration gives its flags (as typed,
-    e.g. IMB's single-dash ``-iter``, which then means what this suite says, whatever other
-    suites mean by it), its TOML key (in the suite's own table, ``[NAME]``), its default and
-    the rule every value meets, from a flag or from TOML alike. Values are stored in the
-    result file's config under ``options``."""
-
-    key: str
-    kind: type  # int, float, str or bool
-    default: Any
-    help: str
-    flags: tuple[str, ...] = ()
-    lo: float | None = None
-    hi: float | None = None
-    choices: tuple[str, ...] = ()
-    # An option whose value has a syntax of its own (IMB-P2P's -iter max,numerator, IMB-MT's
-    # -count list): ``convert(value, where)`` checks it (UsageError naming ``where``) and
-    # returns its canonical value, instead of the kind's rule.
-    convert: Callable[[Any, str], Any] | None = None
-
-    def check(self, value: Any, where: str) -> Any:
-        """``value`` checked against this option's rule (UsageError naming ``where``)."""
-        if self.convert is not None:
-            return self.convert(value, where)
-        from beff.core.config import Rule, check_rule
-
-        return check_rule(Rule(self.key, self.kind, self.lo, self.hi, self.choices), value,
-                          where)
-
-    def parse(self, text: str, flag: str) -> Any:
-        """The value of ``flag`` as typed on the command line, checked."""
-        if self.kind is bool:
-            value: Any = {"on": True, "off": False, "true": True, "false": False}.get(
-                text.lower(), text)
-        elif self.kind in (int, float):
-            try:
-                value = self.kind(text)
-            except ValueError:
-                what = "an integer" if self.kind is int else "a number"
-                raise UsageError(f"{flag} expects {what}, got {text!r}") from None
-        else:
-            value = text
-        return self.check(value, flag)
+# The entry-point group of suite declarations: one entry per suite, its name the suite's
+# name, its value the "module:attribute" of its Suite (beff's own in pyproject.toml, a
+# plug-in's in its own package's metadata).
+GROUP = "beff.suites"
 
 
 @dataclass(frozen=True)
@@ -91,17 +49,26 @@ class Suite:
     name: str  # as typed: `beff imb mpi1`, the `suite` of a result, a TOML value
     title: str
     label: str  # how `beff compare` names what ran, e.g. "IMB mpi1", "b_eff"
-    family: str  # the TOML table of its options: imb, b_eff or io
+    family: str  # what kind of suite: "imb" for the IMB-style ones (kept for plug-ins)
     command: str  # the command that runs it, e.g. "beff imb mpi1" or "beff run"
     job: str  # "module:factory" of its Job
     view: str  # "module:attribute" of its View
     formats: tuple[str, ...]  # output formats it renders; the first is the default
     layout: str = ""  # "module:attribute" of its record's Layout ("" = Measurements)
     benchmarks: tuple[str, ...] = ()  # modules that register its IMB-style benchmarks
-    options: tuple[Option, ...] = ()  # its own options (beyond the shared ones)
+    # Its options (beyond beff's shared ones), each declared once: IMB-style flags under
+    # `beff imb NAME`, typer options for a command of its own, TOML keys, help, rules.
+    options: tuple[Option, ...] = ()
     thread_level: str = ""  # the MPI thread level it needs at least ("" = the option's)
     one_sided: bool = False  # Open MPI needs beff.core.mpi.OMPI_ONE_SIDED_SETTINGS
     importer: str = ""  # "module:attribute" of its Importer ("" = nothing to import)
+    # "module:function" ``(values, given keys) -> None`` that checks values together
+    # (UsageError), e.g. IMB's msglog_min <= msglog_max; "" = none.
+    rules: str = ""
+    unused: tuple[str, ...] = ()  # shared options it has no use for: neither flag nor key
+    # Where `beff list` and the help show it: beff's own suites 10, 20, ... in the order of
+    # IMB's components, then b_eff_io, b_eff and the map; a plug-in's, by default, after them.
+    order: int = 1000
 
     def load(self, what: str) -> Any:
         """The object a ``"module:attribute"`` field names."""
@@ -109,19 +76,14 @@ class Suite:
         return getattr(importlib.import_module(module), attr)
 
     def flag(self, token: str) -> Option | None:
-        """The option of this suite that ``token`` (a flag as typed) names, if any."""
-        return next((o for o in self.options if token in o.flags), None)
+        """The option of this suite that ``token`` (an IMB-style flag as typed) names."""
+        return next((o for o in self.options if not (o.toml_only or o.positional or o.fixed)
+                     and token in o.imb_flags()), None)
 
-    def resolve_options(self, given: dict[str, Any],
-                        sources: dict[str, str] | None = None) -> dict[str, Any]:
-        """Every option of this suite: its default, else the value given (flag or TOML),
-        checked; an unknown key is a usage error."""
-        known = {o.key: o for o in self.options}
-        unknown = sorted(set(given) - set(known))
-        if unknown:
-            raise UsageError(f"unknown option(s) of {self.command}: {', '.join(unknown)}")
-        return {key: o.check(given[key], (sources or {}).get(key, key)) if key in given
-                else o.default for key, o in known.items()}
+    def check_values(self, values: Values, given: set[str]) -> None:
+        """The suite's rules that tie its values together (``rules``), if it has any."""
+        if self.rules:
+            self.load("rules")(values, given)
 
     def check_format(self, fmt: str, where: str = "--format") -> str:
         """``fmt`` if this suite renders it; else a usage error naming the suite's formats."""
@@ -144,30 +106,43 @@ def register(suite: Suite) -> Suite:
 
 
 def _load() -> None:
+    """Register the suites of the entry points (importing their declaration modules: no
+    kernel)."""
     global _loaded
     if _loaded:
         return
     _loaded = True
-    for module in BUILTIN:
-        importlib.import_module(module)
-    for module in filter(None, (m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(","))):
+    from importlib.metadata import entry_points  # ~20 ms: only when a suite is asked for
+
+    found = entry_points(group=GROUP)
+    if not found:
+        raise BeffError(f"no suites: beff's entry points ({GROUP}) are missing; install beff "
+                        f"(in a checkout: pip install -e .)")
+    for entry in found:
         try:
-            importlib.import_module(module)
+            suite = entry.load()
         except ImportError as exc:
-            raise UsageError(f"{PLUGINS_ENV}: cannot import {module}: {exc}") from None
+            raise UsageError(f"entry point {entry.name} = {entry.value} ({GROUP}): cannot "
+                             f"import it: {exc}") from None
+        if not isinstance(suite, Suite) or suite.name != entry.name:
+            raise UsageError(f"entry point {entry.name} = {entry.value} ({GROUP}) names no "
+                             f"Suite called {entry.name!r}")
+        register(suite)
 
 
 def suites() -> list[Suite]:
-    """Every suite, beff's own first, then the plug-ins' in the order they registered."""
+    """Every suite, by its declared :attr:`Suite.order` (beff's own first, then the
+    plug-ins'), those of one order as they registered."""
     _load()
-    return list(_SUITES.values())
+    return sorted(_SUITES.values(), key=lambda s: s.order)
 
 
 def get(name: str) -> Suite:
     """The suite called ``name``; a usage error names the known ones."""
     _load()
     if name not in _SUITES:
-        raise UsageError(f"unknown suite {name!r} (known: {', '.join(_SUITES)})")
+        known = ", ".join(s.name for s in suites())
+        raise UsageError(f"unknown suite {name!r} (known: {known})")
     return _SUITES[name]
 
 

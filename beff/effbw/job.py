@@ -15,7 +15,7 @@ from beff.core.metadata import uname_fields
 from beff.core.progress import Bar
 from beff.core.suite import Suite
 from beff.effbw import measure as effbw
-from beff.effbw.record import BeffRecord
+from beff.effbw.record import ONE_NODE, BeffRecord
 from beff.results.model import Result
 
 
@@ -43,7 +43,7 @@ class BeffJob:
     """One ``beff run``: b_eff's plan, the measurement, and its record after each
     repetition (the record grows; it is rendered at the end)."""
 
-    network = True
+    network = ONE_NODE  # the one-node warning in b_eff's words
     everywhere = True  # every rank's node id: the cross-node shares
     streaming = False
 
@@ -54,8 +54,8 @@ class BeffJob:
         self.node_of: list[int] = []
 
     def prepare(self, MPI: types.ModuleType, cfg: RunConfig) -> None:
-        unknown = sorted(set(cfg.methods) - set(effbw.METHODS))
-        if unknown or not cfg.methods:
+        unknown = sorted(set(cfg.options.methods) - set(effbw.METHODS))
+        if unknown or not cfg.options.methods:
             raise UsageError(f"--methods: unknown method(s) {', '.join(unknown) or '(none)'}; "
                              f"known: {', '.join(effbw.METHODS)}")
         if MPI.COMM_WORLD.Get_size() < 2:
@@ -125,7 +125,7 @@ def make_record(cfg: RunConfig, plan: effbw.Plan, bench: effbw.Beff,
         time_per_loop=plan.time_per_loop, short=plan.short, hugepages=plan.hugepages,
         methods=[effbw.METHODS[m] for m in plan.methods],
         method_labels=[effbw.METHOD_LABELS[m] for m in plan.methods],
-        official=[m in effbw.OFFICIAL or cfg.extra_methods_in_beff for m in plan.methods],
+        official=[m in effbw.OFFICIAL or cfg.options.extra_methods_in_beff for m in plan.methods],
         labels=list(pats.labels), kinds=list(pats.kinds), pingpong_index=pats.pingpong_index,
         uname=uname_fields(), lengths=np.asarray(plan.lengths, dtype=np.int64),
         bw_min=lo, bw_avg=avg, bw_max=hi, scale=pats.scales(),

@@ -12,7 +12,6 @@ own loop times, and broadcast. The reduction to b_eff is beff.patterns.reduce.
 
 from __future__ import annotations
 
-import os
 import time
 import types
 from collections.abc import Callable
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from beff.core import capi
+from beff.core import capi, testhooks
 from beff.core import mpi as _mpi
 from beff.core.buffers import aligned, untouched
 from beff.core.capi import I32Array, I64Array2, U8Array, loop
@@ -101,9 +100,9 @@ def make_plan(cfg: RunConfig, ranks: list[dict[str, Any]]) -> Plan:
     P = len(ranks)
     if P < 2:
         raise UsageError("b_eff needs at least 2 processes (run it with mpiexec -n P, P >= 2)")
-    if cfg.memory_per_proc is not None:
+    if cfg.options.memory_per_proc is not None:
         where = cfg.sources.get("memory_per_proc", "cli")
-        mem = cfg.memory_per_proc
+        mem = cfg.options.memory_per_proc
         source = (f"config file {where[len('config:'):]}" if where.startswith("config:")
                   else "--memory-per-proc")
     else:
@@ -111,15 +110,15 @@ def make_plan(cfg: RunConfig, ranks: list[dict[str, Any]]) -> Plan:
     if mem < (1 << 20):
         raise UsageError(f"--memory-per-proc must be at least 1 MiB, got {mem} bytes")
     lmax = lmax_from_memory(mem)
-    methods = [METHODS.index(m) for m in cfg.methods]
-    seed = cfg.seed if cfg.seed is not None else int(time.time())
+    methods = [METHODS.index(m) for m in cfg.options.methods]
+    seed = cfg.options.seed if cfg.options.seed is not None else int(time.time())
     return Plan(
         nprocs=P, memory_per_proc=mem, memory_source=source, lmax=lmax,
         lengths=message_lengths(lmax), factor=geometric_factor(lmax), seed=seed,
-        n_random=N_RANDOM_SHORT if cfg.quick else N_RANDOM,
-        repetitions=REPETITIONS_SHORT if cfg.quick else REPETITIONS,
-        time_per_loop=cfg.time_per_loop or (0.05 if cfg.quick else TIME_PER_LOOP),
-        methods=methods, short=cfg.quick, hugepages=cfg.hugepages,
+        n_random=N_RANDOM_SHORT if cfg.options.quick else N_RANDOM,
+        repetitions=REPETITIONS_SHORT if cfg.options.quick else REPETITIONS,
+        time_per_loop=cfg.options.time_per_loop or (0.05 if cfg.options.quick else TIME_PER_LOOP),
+        methods=methods, short=cfg.options.quick, hugepages=cfg.hugepages,
     )
 
 
@@ -285,8 +284,7 @@ class Loops:
         self.byte = capi.handle(MPI.BYTE)
         self.hsize = capi.handle_size()
         # Test-only hook: rank 0 stamps wrong bytes, so the receivers' check must fire.
-        self.corrupt = int(os.environ.get("BEFF_TEST_CORRUPT") == "1"
-                           and MPI.COMM_WORLD.Get_rank() == 0)
+        self.corrupt = int(testhooks.corrupt() and MPI.COMM_WORLD.Get_rank() == 0)
         self.prepared: dict[tuple[int, int, int], tuple[Any, ...]] = {}
 
     def _prepare(self, b: Bound, lindex: int, method: int, length: int) -> tuple[Any, ...]:

@@ -18,6 +18,8 @@ from beff.patterns import final_line, memory_mib, reduce_beff
 from beff.results.archive import Layout
 
 MB = 1e6
+# The warning a run of all ranks on one node earns (beff.results.warnings), in b_eff's words.
+ONE_NODE = "all ranks ran on one node: b_eff measures shared memory here, not a network"
 
 
 @dataclass
@@ -27,6 +29,7 @@ class BeffRecord:
 
     suite: ClassVar[str] = "beff"
     key: ClassVar[str] = "beff"
+    one_node_warning: ClassVar[str] = ONE_NODE  # for a file that predates stored warnings
 
     nprocs: int
     memory_per_proc: int
@@ -111,7 +114,7 @@ LAYOUT = Layout(
         "dims3": ("1", "3-d process grid"),
         "random_perm": ("1", "[random pattern, rank] the random permutations"),
     },
-    bools=("short", "hugepages"), int_lists=("dims2", "dims3"),
+    bools=("short", "hugepages"), int_lists=("dims2", "dims3"), bool_arrays=("official",),
 )
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ run (beff.io.fs.RunFiles), removed on every exit path.
 from __future__ import annotations
 
 import functools
-import os
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from beff.core import capi
+from beff.core import capi, testhooks
 from beff.core import mpi as _mpi
 from beff.core.config import RunConfig
 from beff.core.errors import CollectiveFailure, UsageError
@@ -76,29 +75,31 @@ def make_plan(cfg: RunConfig, ranks: list[dict[str, Any]]) -> Plan:
     from beff.core.metadata import node_memory_per_rank
 
     size = len(ranks)
-    if cfg.memory_per_proc is not None:
-        mem, mem_src = cfg.memory_per_proc, _source(cfg, "memory_per_proc", "--memory-per-proc")
-    elif cfg.quick:
+    if cfg.options.memory_per_proc is not None:
+        mem = cfg.options.memory_per_proc
+        mem_src = _source(cfg, "memory_per_proc", "--memory-per-proc")
+    elif cfg.options.quick:
         mem, mem_src = QUICK_MEMORY, "--quick (Lmax 2 MiB)"
     else:
         mem, mem_src = node_memory_per_rank(ranks), "node memory / ranks on the node"
-    if cfg.total_memory is not None:
-        total, total_src = cfg.total_memory, _source(cfg, "total_memory", "--total-memory")
+    if cfg.options.total_memory is not None:
+        total, total_src = cfg.options.total_memory, _source(cfg, "total_memory", "--total-memory")
     else:
         nodes: dict[str, int] = {}
         for r in ranks:
             nodes[str(r["node"])] = int(r.get("memory_bytes", 0))
         total, total_src = sum(nodes.values()), f"memory of the {len(nodes)} node(s)"
-    parts = list(cfg.partitions) or plan.default_partitions(size)
+    parts = list(cfg.options.partitions) or plan.default_partitions(size)
     check_partitions(parts, size)
-    if cfg.scheduled_time is not None:
-        T = cfg.scheduled_time
+    if cfg.options.scheduled_time is not None:
+        T = cfg.options.scheduled_time
     else:
-        T = QUICK_SECONDS_PER_PARTITION * len(parts) if cfg.quick else DEFAULT_T
+        T = QUICK_SECONDS_PER_PARTITION * len(parts) if cfg.options.quick else DEFAULT_T
     return Plan(nprocs=size, memory_per_proc=mem, memory_source=mem_src, total_memory=total,
                 total_memory_source=total_src, lmax=plan.lmax_from_memory(mem),
-                scheduled_time=T, partitions=parts, rewrite_all=cfg.rewrite,
-                shared=not cfg.noshared, unique=not cfg.nounique, quick=cfg.quick,
+                scheduled_time=T, partitions=parts, rewrite_all=cfg.options.rewrite,
+                shared=not cfg.options.noshared, unique=not cfg.options.nounique,
+                quick=cfg.options.quick,
                 check=cfg.check, stall_timeout=cfg.stall_timeout)
 
 
@@ -193,7 +194,7 @@ class BeffIO:
         self.flag = np.zeros(1, dtype=np.uint8)
         self.fh = np.zeros(1, dtype=np.int64)
         self.datarep = np.frombuffer(b"native\0", dtype=np.uint8).copy()
-        self.corrupt = int(os.environ.get("BEFF_TEST_CORRUPT") == "1" and self.rank == 0)
+        self.corrupt = int(testhooks.corrupt() and self.rank == 0)
         self.partial: PhaseResult | None = None
 
     def phases(self) -> list[tuple[int, int]]:

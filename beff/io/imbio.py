@@ -110,13 +110,13 @@ def steps_volume(ctx: Ctx, sizes: list[int], private: bool = False) -> int:
     """The largest n*X of the sizes (IMB's n0 rule): the bytes one file needs in one mode;
     for a private file, n times rank 0's share of X."""
     cfg = ctx.cfg
-    per = cfg.msgs_nonaggr if ctx.mode == NON_AGGREGATE else cfg.msgspersample
-    overall = cfg.overall_vol_mib << 20
+    per = cfg.options.msgs_nonaggr if ctx.mode == NON_AGGREGATE else cfg.options.msgspersample
+    overall = cfg.options.overall_vol_mib << 20
 
     def step(x: int) -> int:
         return portion(x, ctx.size, 0)[1] if private else x
 
-    return max([min(per, max(1, overall // x)) * step(x) for x in sizes if x > 0] or [0])
+    return int(max([min(per, max(1, overall // x)) * step(x) for x in sizes if x > 0] or [0]))
 
 
 @dataclass
@@ -153,14 +153,14 @@ def _file_setup(bench: str, rw: int, private: bool = False,
         run.collective(ctx.comm, prepare if writer else None, f"{bench}: preparing the file")
         _mpi.injected_fault(f"{bench}/file", ctx.MPI.COMM_WORLD.Get_rank())
         cached = rw == READ
-        if rw == READ and ctx.cfg.drop_cache:
+        if rw == READ and ctx.cfg.options.drop_cache:
             run.collective(ctx.comm, (lambda: run.drop_cache(path)) if writer else None,
                            f"{bench}: dropping the page cache of its file")
             cached = False
         try:
             yield BenchFile(path, private, cached)
         finally:
-            if writer and not ctx.cfg.keep_files:
+            if writer and not ctx.cfg.options.keep_files:
                 run.unlink(path)
 
     return setup

@@ -35,7 +35,7 @@ class BeffIOJob:
 
     def prepare(self, MPI: types.ModuleType, cfg: RunConfig) -> None:
         io_run.validate(cfg)
-        beffio.check_partitions(cfg.partitions, MPI.COMM_WORLD.Get_size())
+        beffio.check_partitions(cfg.options.partitions, MPI.COMM_WORLD.Get_size())
 
     def names(self) -> list[str]:
         return ["b_eff_io"]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from beff.core import capi, cpu
+from beff.core import capi, cpu, testhooks
 from beff.core import mpi as _mpi
 from beff.core.config import RunConfig
 from beff.core.errors import CollectiveFailure
@@ -59,13 +59,13 @@ def current() -> fs.RunFiles:
 def requested_hints(cfg: RunConfig) -> dict[str, str]:
     """``--hints FILE`` merged with the ``--hint key=value`` flags (the flags win); raises
     UsageError for a bad hint or file."""
-    from_file = fs.read_hints_file(cfg.hints_file) if cfg.hints_file else {}
-    return fs.merge_hints(from_file, dict(fs.parse_hint(h) for h in cfg.hints))
+    from_file = fs.read_hints_file(cfg.options.hints_file) if cfg.options.hints_file else {}
+    return fs.merge_hints(from_file, dict(fs.parse_hint(h) for h in cfg.options.hints))
 
 
 def validate(cfg: RunConfig) -> Path:
     """Rank 0, before the run: the directory (exit 2 when unusable) and the hints."""
-    directory = fs.check_io_dir(cfg.io_dir or os.getcwd())
+    directory = fs.check_io_dir(cfg.options.io_dir or os.getcwd())
     requested_hints(cfg)
     return directory
 
@@ -79,7 +79,7 @@ def start(MPI: types.ModuleType, cfg: RunConfig,
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
     record: dict[str, Any] = {}
-    directory = Path(cfg.io_dir or os.getcwd()).resolve()
+    directory = Path(cfg.options.io_dir or os.getcwd()).resolve()
     ident = None
     if rank == 0:
         removed, foreign = fs.remove_stale(directory)
@@ -88,8 +88,8 @@ def start(MPI: types.ModuleType, cfg: RunConfig,
             "file_system": fs.fs_info(directory).as_dict(),
             "mpiio": fs.mpiio_implementation(MPI.Get_library_version(), os.environ),
             "hints_requested": requested_hints(cfg),
-            "drop_cache": cfg.drop_cache,
-            "keep_files": cfg.keep_files,
+            "drop_cache": cfg.options.drop_cache,
+            "keep_files": cfg.options.keep_files,
             "stale_removed": [p.name for p in removed],
             "foreign_files": len(foreign),
             # The CPU kernel's speed (IMB-IO's header): 20 flops per unit (10 multiply-adds).
@@ -104,8 +104,8 @@ def start(MPI: types.ModuleType, cfg: RunConfig,
         info = MPI.Info.Create()
         for key, value in hints.items():
             info.Set(key, value)
-    _RUN = IORun(files, hints, info, cfg.keep_files)
-    if not cfg.keep_files:
+    _RUN = IORun(files, hints, info, cfg.options.keep_files)
+    if not cfg.options.keep_files:
         # Every rank removes what it can see (node-local directories included); missing
         # files are fine.
         _mpi.on_abort(remove_files, again=True)
@@ -181,7 +181,7 @@ def check_space(bench: str, volume: int) -> None:
     """Raise when ``volume`` bytes would not fit (with a reserve for the result file)."""
     assert _RUN is not None
     directory = _RUN.files.directory
-    if os.environ.get("BEFF_TEST_NO_SPACE_CHECK") == "1":
+    if testhooks.no_space_check():
         return  # test hook: let a small file system fill up during the run
     ok, free = fs.fits(volume, directory)
     if not ok:

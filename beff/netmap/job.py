@@ -21,7 +21,7 @@ from beff.core.progress import Bar
 from beff.core.suite import Suite
 from beff.netmap import outliers, schedule
 from beff.netmap.loops import LOOPS, bandwidth_loop, latency_loop
-from beff.netmap.options import check_combination, size_text
+from beff.netmap.options import size_text
 from beff.netmap.record import MapRecord, derive
 from beff.results.model import Result
 
@@ -97,8 +97,6 @@ class MapJob:
 
     # ------------------------------------------------------------------ rank 0, then all
     def prepare(self, MPI: types.ModuleType, cfg: RunConfig) -> None:
-        given = {k.split(".", 1)[1] for k in cfg.sources if k.startswith("options.")}
-        check_combination(cfg.options, given)
         if MPI.COMM_WORLD.Get_size() < 2:
             raise UsageError("beff map needs at least 2 processes (P = 1 has no pair); run "
                              "it as `mpiexec -n P beff map` with one rank per node")

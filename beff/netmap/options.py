@@ -23,6 +23,11 @@ FIGURES = ("auto", "both", "bandwidth", "latency", "none")
 class Size(Option):
     """A byte count, given as a number or with a unit (``1MiB``)."""
 
+    metavar: str = "SIZE"
+
+    def help_line(self) -> str:
+        return f"{self.help} (default {size_text(int(self.default))})"
+
     def check(self, value: Any, where: str) -> Any:
         if isinstance(value, str):
             value = parse_size(value, where)

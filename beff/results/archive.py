@@ -38,6 +38,7 @@ import h5py
 import numpy as np
 
 from beff.core import suite as suites
+from beff.core import testhooks
 from beff.core.errors import BeffError
 from beff.results import atomic, parts, watch
 from beff.results.model import Measurement, Result, RunRecord, StoredSummary
@@ -117,7 +118,7 @@ class ResultFile:
             with atomic.created(self.path, exclusive) as new:
                 with h5py.File(new, "w") as f:
                     self._create(f, attrs, ranks)
-                _test_pause("BEFF_TEST_SLOW_CREATE", "creating the result file")
+                _test_pause(testhooks.slow_create(), "creating the result file")
         except FileExistsError:
             raise BeffError(f"cannot create result file {self.path}: another run is writing "
                             f"{self.path}") from None
@@ -268,7 +269,7 @@ class ResultFile:
             with self._update(parts.total_size(where) + FILE_OVERHEAD_BYTES, factor=1) as f:
                 parts.merge_into(f, where)
                 self._set(f, attrs)
-                _test_pause("BEFF_TEST_SLOW_MERGE", "merging the results")
+                _test_pause(testhooks.slow_merge(), "merging the results")
         except BeffError:
             if not parts.listing(where):
                 raise
@@ -316,15 +317,15 @@ class ResultFile:
 MERGE_WAIT_S = 10.0  # how long an abort waits for the main thread's final merge
 
 
-def _test_pause(variable: str, what: str) -> None:
-    """Test-only: ``BEFF_TEST_SLOW_MERGE=S`` (the final merge, in the file's update) or
-    ``BEFF_TEST_SLOW_CREATE=S`` (the file's creation, in its working copy) says so on stderr
-    and lasts S seconds more, so that a test can kill the job there."""
-    seconds = os.environ.get(variable)
-    if seconds:
+def _test_pause(seconds: float | None, what: str) -> None:
+    """Test-only: the hooks :func:`beff.core.testhooks.slow_merge` (the final merge, in the
+    file's update) and :func:`~beff.core.testhooks.slow_create` (the file's creation, in its
+    working copy) say so on stderr and last ``seconds`` more, so that a test can kill the job
+    there."""
+    if seconds is not None:
         sys.stderr.write(f"beff: test hook: {what}\n")
         sys.stderr.flush()
-        time.sleep(float(seconds))
+        time.sleep(seconds)
 
 
 def _dataset(g: h5py.Group, name: str, data: Any, units: str, what: str) -> None:
@@ -408,6 +409,7 @@ class Layout:
     bools: tuple[str, ...] = ()
     int_lists: tuple[str, ...] = ()
     json: tuple[str, ...] = ()
+    bool_arrays: tuple[str, ...] = ()  # arrays among ``arrays`` of flags: 0/1, read as bools
 
 
 def layout_of(suite: str) -> Layout:
@@ -428,8 +430,8 @@ def write_record(g: h5py.Group, rec: Any, layout: Layout) -> None:
     for key, (units, what) in layout.arrays.items():
         value = getattr(rec, key)
         if value is not None:
-            _dataset(g, key, np.asarray(value, dtype=np.int64) if key == "official" else
-                     np.asarray(value), units, what)
+            _dataset(g, key, np.asarray(value, dtype=np.int64) if key in layout.bool_arrays
+                     else np.asarray(value), units, what)
 
 
 def read_record(g: h5py.Group, layout: Layout) -> Any:
@@ -444,8 +446,9 @@ def read_record(g: h5py.Group, layout: Layout) -> Any:
         kwargs[key] = bool(kwargs[key])
     for key in layout.int_lists:
         kwargs[key] = [int(x) for x in kwargs[key]]
-    if "official" in kwargs:
-        kwargs["official"] = [bool(x) for x in kwargs["official"]]
+    for key in layout.bool_arrays:
+        if kwargs[key] is not None:
+            kwargs[key] = [bool(x) for x in kwargs[key]]
     return layout.cls(**kwargs)
 
 

@@ -15,7 +15,6 @@ OVERSUBSCRIBED = ("oversubscribed run: more ranks than allowed cores on a node; 
                   "OS scheduling and are not representative")
 ONE_NODE = ("all ranks ran on one node: point-to-point figures are intra-node (shared memory), "
             "not network figures")
-ONE_NODE_BEFF = "all ranks ran on one node: b_eff measures shared memory here, not a network"
 WORKAROUND = ("beff set {setting} before MPI_Init: without it Open MPI 5.0's one-sided "
               "component crashes in most runs (set the variable yourself to choose)")
 CHECKED = ("check mode: buffers were verified; these timings are not comparable with unchecked "
@@ -26,15 +25,16 @@ def _ranks_on(group: dict[str, Any]) -> str:
     return f"ranks {','.join(map(str, group['ranks']))} on {'+'.join(group['hosts'])}"
 
 
-def run_warnings(attrs: dict[str, Any], network: bool) -> list[str]:
+def run_warnings(attrs: dict[str, Any], network: bool | str) -> list[str]:
     """What the run's metadata tells, before any result: ``network`` when the run measures
-    transfers between ranks (a benchmark with a bandwidth column, or b_eff)."""
+    transfers between ranks (a benchmark with a bandwidth column, or b_eff): True, or the
+    one-node warning in the suite's own words (``Job.network``, b_eff's)."""
     out = []
     placement = attrs.get("placement", {})
     if placement.get("oversubscribed"):
         out.append(OVERSUBSCRIBED)
     if network and placement.get("nodes", 1) == 1 and attrs.get("nprocs", 1) > 1:
-        out.append(ONE_NODE_BEFF if attrs.get("suite") == "beff" else ONE_NODE)
+        out.append(network if isinstance(network, str) else ONE_NODE)
     if attrs.get("config", {}).get("check"):
         out.append(CHECKED)
     for key, value in attrs.get("workaround_settings", {}).items():
@@ -57,13 +57,16 @@ def result_warnings(attrs: dict[str, Any], m: Measurement,
 
 
 def of_record(record: RunRecord) -> list[str]:
-    """The archived warnings; for files that predate them, derived again."""
+    """The archived warnings; for files that predate them, derived again: a result may
+    carry its one-node warning (``one_node_warning``, b_eff's record), else a benchmark with
+    a bandwidth column earns :data:`ONE_NODE`."""
     stored = record.attrs.get("warnings")
     if isinstance(stored, list):
         return [str(w) for w in stored]
     ms: Iterable[Measurement] = record.measurements
-    found = run_warnings(record.attrs, network=any("mbytes_per_sec" in m.columns for m in ms)
-                         or record.suite == "beff")
+    own = [str(w) for w in (getattr(r, "one_node_warning", "") for r in record.results) if w]
+    network: bool | str = own[0] if own else any("mbytes_per_sec" in m.columns for m in ms)
+    found = run_warnings(record.attrs, network=network)
     for m in record.measurements:
         found += result_warnings(record.attrs, m, list(m.attrs.get("placement_groups", [])))
     return list(dict.fromkeys(found))

@@ -154,8 +154,8 @@ def test_root_shift_without_sync(tmp_path: Path) -> None:
     run(3, out, *ROOTED, "Allreduce", "-root_shift", "on", "-sync", "off", "--check",
         "-iter", "8", "--batches", "1")
     record = load(out)
-    assert record.attrs["config"]["root_shift"] is True
-    assert record.attrs["config"]["sync"] is False
+    assert record.attrs["config"]["options"]["root_shift"] is True
+    assert record.attrs["config"]["options"]["sync"] is False
     got = by_key(record.measurements)
     assert set(got) == {(n, c) for n in [*ROOTED, "Allreduce"] for c in (2, 3)}
     for m in got.values():
@@ -176,7 +176,7 @@ def test_off_cache_and_data_types(nprocs: int, types: list[str], tmp_path: Path)
     record = load(out)
     red_unit = 8 if types[3] == "double" else 1
     data_unit = 4 if types[1] == "int" else 8
-    assert record.attrs["config"]["off_cache"] == [0.01, 64]
+    assert record.attrs["config"]["options"]["off_cache"] == [0.01, 64]
     for m in record.measurements:
         unit = red_unit if m.benchmark in REDUCTIONS else data_unit
         assert (m.sizes % unit == 0).all() and m.sizes[-1] == 64

@@ -173,7 +173,7 @@ def test_thread_level_and_toml_config_are_recorded(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     record = load(out)
     assert record.attrs["mpi"]["thread_level"] == "multiple"
-    assert record.attrs["config"]["time"] == 0.7
+    assert record.attrs["config"]["options"]["time"] == 0.7
     assert record.attrs["config_sources"]["time"] == f"config:{toml}"
     assert record.attrs["config_sources"]["msgspersample"] == "cli"
     assert list(record.measurements[0].sizes) == [0, 1, 2, 4, 8]

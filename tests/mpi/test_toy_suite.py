@@ -1,13 +1,16 @@
-"""A suite added as one folder outside beff (tests/toy), run under mpiexec in every format.
+"""A suite added as a plug-in outside beff (tests/plugin/beff_toy), installed by pip through
+its entry points, run under mpiexec in every format.
 
 The toy declares its own ``-iter`` (barriers per sample), which IMB-MPI1 parses as
-``msgspersample``; its own text header, record type and summary; its TOML table [toy].
+``msgspersample``; its own text header, record type and summary; its TOML table [toy]; and a
+second suite, ``beff toyrun``, with a typer command generated from the same declarations.
 """
 
 from __future__ import annotations
 
 import json
-import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -15,21 +18,31 @@ import pytest
 
 from beff.results.archive import load
 from tests.mpirun import beff, beff_lines, mpirun
-from tests.toy import suite as _toy_suite  # noqa: F401  (registers the toy in this process)
+from tests.plugin import install
 
 pytestmark = pytest.mark.mpi
 ROOT = Path(__file__).resolve().parents[2]
-ENV = {"BEFF_PLUGINS": "tests.toy.suite",
-       "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The plug-in, pip-installed; importable here too (its records load through it)."""
+    target = install.install(tmp_path_factory.mktemp("plugin") / "site")
+    sys.path.insert(0, str(target))
+    import beff_toy.suite  # noqa: F401  (registers the toy suites in this process)
+
+    yield target
+    sys.path.remove(str(target))
 
 
 @pytest.mark.parametrize("fmt", ["imb", "json", "csv", "table"])
-def test_toy_runs_in_every_format_and_show_prints_the_same(tmp_path: Path, fmt: str) -> None:
+def test_toy_runs_in_every_format_and_show_prints_the_same(tmp_path: Path, site: Path,
+                                                           fmt: str) -> None:
     out = tmp_path / "toy.h5"
     r = mpirun(2, "imb", "toy", "-iter", "7", "-samples", "3", "-o", str(out), "--format", fmt,
-               env=ENV, timeout=120)
+               env=install.env(site), timeout=120)
     assert r.returncode == 0, r.stderr
-    shown = beff("show", str(out), "--format", fmt, env=ENV)
+    shown = beff("show", str(out), "--format", fmt, env=install.env(site))
     assert shown.returncode == 0, shown.stderr
     if fmt != "table":  # a stored table adds the run's header
         assert shown.stdout == r.stdout
@@ -38,7 +51,7 @@ def test_toy_runs_in_every_format_and_show_prints_the_same(tmp_path: Path, fmt: 
     assert type(toy).__name__ == "ToyRecord" and toy.iters == 7
     assert toy.seconds.shape == (3, 2) and np.all(toy.seconds > 0)
     assert record.attrs["config"]["options"] == {"iter": 7, "samples": 3}
-    assert record.attrs["config"]["msgspersample"] == 1000  # IMB-MPI1's -iter untouched
+    assert "msgspersample" not in record.attrs["config"]  # no IMB-MPI1 option in its run
     if fmt == "imb":
         assert r.stdout.startswith("## toy: 7 barriers per sample\n")
         assert r.stdout.endswith("## toy end\n")
@@ -50,41 +63,36 @@ def test_toy_runs_in_every_format_and_show_prints_the_same(tmp_path: Path, fmt: 
         assert len(r.stdout.splitlines()) == 4
 
 
-def test_toy_options_from_toml_and_their_rules(tmp_path: Path) -> None:
+def test_the_same_options_as_a_typer_command_and_from_toml(tmp_path: Path, site: Path) -> None:
+    """`beff toyrun --samples 2` (the typer option of the toy's one declaration), and the
+    [toyrun] table of a TOML file, whose flag still wins."""
     cfg = tmp_path / "toy.toml"
-    cfg.write_text("[toy]\niter = 5\nsamples = 2\n")
+    cfg.write_text("[toyrun]\niter = 5\nsamples = 4\n[toy]\nsamples = 9\n")
     out = tmp_path / "t.h5"
-    r = mpirun(2, "imb", "toy", "--config", str(cfg), "-o", str(out), "--format", "csv",
-               env=ENV, timeout=120)
+    r = mpirun(2, "toyrun", "--config", str(cfg), "--samples", "2", "-o", str(out),
+               "--format", "csv", env=install.env(site), timeout=120)
     assert r.returncode == 0, r.stderr
     assert len(r.stdout.splitlines()) == 3  # header and 2 samples
-    bad = mpirun(2, "imb", "toy", "-iter", "0", env=ENV, timeout=60)
-    assert bad.returncode == 2 and beff_lines(bad.stderr) == [
-        "beff: error: -iter must be between 1 and 1000000, got 0"]
+    record = load(out)
+    assert record.attrs["config"]["options"] == {"iter": 5, "samples": 2}
+    assert record.attrs["config_sources"]["samples"] == "cli"
+    assert record.attrs["config_sources"]["iter"] == f"config:{cfg}"
+
+
+def test_a_bad_toml_value_is_one_line_on_every_rank(tmp_path: Path, site: Path) -> None:
+    """A TOML file is read by rank 0 after MPI_Init: its error still ends every rank with one
+    line and exit code 2."""
+    cfg = tmp_path / "toy.toml"
     cfg.write_text("[toy]\niter = 'many'\n")
-    bad = mpirun(2, "imb", "toy", "--config", str(cfg), env=ENV, timeout=60)
-    assert bad.returncode == 2 and "iter (from" in bad.stderr and "expects an integer" in \
-        bad.stderr and len(beff_lines(bad.stderr)) == 1
+    bad = mpirun(2, "imb", "toy", "--config", str(cfg), env=install.env(site), timeout=60)
+    assert bad.returncode == 2 and beff_lines(bad.stderr) == [
+        f"beff: error: iter (from {cfg}) expects an integer, got 'many'"]
 
 
-def test_a_format_the_suite_does_not_render_is_refused(tmp_path: Path) -> None:
-    r = mpirun(2, "imb", "toy", "--format", "sum", env=ENV, timeout=60)
-    assert r.returncode == 2
-    assert beff_lines(r.stderr) == ["beff: error: --format: toy results come as "
-                                    "table|imb|json|csv, not 'sum'"]
-    cfg = tmp_path / "f.toml"
-    cfg.write_text('format = "sum"\n')
-    r = mpirun(2, "imb", "toy", "--config", str(cfg), "-o", str(tmp_path / "x.h5"),
-               env=ENV, timeout=60)
-    assert r.returncode == 2 and "toy results come as table|imb|json|csv, not 'sum'" in \
-        r.stderr
-    assert not (tmp_path / "x.h5").exists()
-
-
-def test_the_toy_is_unknown_without_the_plugin_and_beff_never_names_it() -> None:
-    r = mpirun(1, "imb", "toy", env={"PYTHONPATH": str(ROOT)}, timeout=60)
+def test_the_toy_is_unknown_without_the_plugin_and_beff_never_names_it(site: Path) -> None:
+    r = beff("imb", "toy", env={"PYTHONPATH": str(ROOT)})
     assert r.returncode == 2 and "unknown IMB suite 'toy'" in r.stderr
-    listed = beff("list", env=ENV)
+    listed = beff("list", env=install.env(site))
     assert listed.returncode == 0 and "Toy suite (a test plug-in)" in listed.stdout
     named = [p for p in (ROOT / "beff").rglob("*.py") if "toy" in p.read_text().lower()]
     assert named == []

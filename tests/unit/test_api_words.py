@@ -21,8 +21,9 @@ OPTIONS = {"output": "pp.h5", "report": "r.html", "map": (4, 4)}
     ("-map 4x4 needs 16 processes, the job has 2", "map=4x4 needs 16 processes, the job has 2"),
     ("--memory-per-proc must be at least 1 MiB, got 5 bytes",
      "memory_per_proc= must be at least 1 MiB, got 5 bytes"),
-    ("message size 99 exceeds -msglog's maximum 2^3; raise -msglog or drop the size",
-     "message size 99 exceeds msglog_max's maximum 2^3; raise msglog_max= or drop the size"),
+    ("message size 99 exceeds the largest length of -msglog, 2^3; raise -msglog or drop the "
+     "size", "message size 99 exceeds the largest length of msglog_min=/msglog_max=, 2^3; "
+     "raise msglog_min=/msglog_max= or drop the size"),
     ("--io-dir /tmp/nope: does not exist", "io_dir=/tmp/nope: does not exist"),
     # not flags of beff's: left as they are
     ("run with more ranks (mpiexec -n P)", "run with more ranks (mpiexec -n P)"),
@@ -40,6 +41,11 @@ def test_b_eff_io_flags_are_its_own() -> None:
 
 
 def test_an_unknown_option_names_the_nearest() -> None:
-    assert unknown_option("msglog_mx").startswith(
+    from beff.core import suite as suites
+
+    mpi1 = suites.get("mpi1")
+    assert unknown_option("msglog_mx", mpi1).startswith(
         "unknown option msglog_mx= (did you mean msglog_max=?)")
-    assert "did you mean" not in unknown_option("zzz")
+    assert "did you mean" not in unknown_option("zzz", mpi1)
+    # an option IMB-EXT lacks is not offered for it
+    assert "did you mean" not in unknown_option("syncc", suites.get("ext"))

@@ -1,10 +1,17 @@
 """IMB-style command-line parsing (no MPI)."""
 
+from typing import Any
+
 import pytest
 
-from beff.bench.args import parse
+from beff.cli.options import parse_imb
+from beff.core import suite as suites
 from beff.core.config import build_config
 from beff.core.errors import UsageError
+
+
+def parse(argv: list[str], suite: str = "mpi1") -> dict[str, Any]:
+    return parse_imb(suites.get(suite), argv)
 
 
 def test_an_imb_job_line_ports_unchanged() -> None:
@@ -42,6 +49,7 @@ def test_beff_options() -> None:
     ["-time", "-1"], ["-time", "nan"], ["-multi", "2"], ["-map", "2by2"], ["-mem", "0"],
     ["-sync", "maybe"], ["--format", "xml"], ["-bogus"], ["-time"],
     ["-msgsize", "1,-4"], ["-msglen", "f", "-msgsize", "4"], ["-thread_level", "max"],
+    ["-msg", "3"],  # no abbreviations (argparse's allow_abbrev=False)
 ])
 def test_bad_input_is_a_usage_error(argv: list[str]) -> None:
     with pytest.raises(UsageError):
@@ -51,8 +59,9 @@ def test_bad_input_is_a_usage_error(argv: list[str]) -> None:
 def test_config_layers_and_sources(tmp_path) -> None:  # type: ignore[no-untyped-def]
     toml = tmp_path / "beff.toml"
     toml.write_text("time = 2.5\nnpmin = 4\n")
-    cfg = build_config({"npmin": 2}, str(toml))
-    assert cfg.time == 2.5 and cfg.npmin == 2 and cfg.msglog_max == 22
+    cfg = build_config({"npmin": 2}, str(toml), suites.get("mpi1"))
+    o = cfg.options
+    assert o.time == 2.5 and o.npmin == 2 and o.msglog_max == 22
     assert cfg.sources["time"].startswith("config:")
     assert cfg.sources["npmin"] == "cli"
     assert cfg.sources["msglog_max"] == "default"
@@ -62,15 +71,26 @@ def test_config_rejects_unknown_keys(tmp_path) -> None:  # type: ignore[no-untyp
     toml = tmp_path / "beff.toml"
     toml.write_text("tyme = 2.5\n")
     with pytest.raises(UsageError, match="tyme"):
-        build_config({}, str(toml))
+        build_config({}, str(toml), suites.get("mpi1"))
 
 
 def test_config_json_round_trip() -> None:
     from beff.core.config import RunConfig
 
-    cfg = build_config({"map": (2, 2), "off_cache": (8.0, 64), "msglen": [1, 2]})
-    back = RunConfig.from_json(cfg.to_json())
+    cfg = build_config({"map": (2, 2), "off_cache": (8.0, 64), "msglen": [1, 2]},
+                       suite=suites.get("mpi1"))
+    back = RunConfig.from_json(cfg.to_json(), suites.get("mpi1"))
     assert back == cfg
+    assert back.options.map == (2, 2) and back.options.off_cache == (8.0, 64)
+
+
+def test_a_config_stored_by_an_earlier_beff_reads_back() -> None:
+    """Schema-3 files keep every option at the top level of the stored config."""
+    from beff.core.config import RunConfig
+
+    old = '{"suite": "mpi1", "time": 2.0, "map": [2, 2], "format": "imb", "options": {}}'
+    cfg = RunConfig.from_json(old, suites.get("mpi1"))
+    assert cfg.format == "imb" and cfg.options.time == 2.0 and cfg.options.map == (2, 2)
 
 
 def test_benchmarks_run_in_imbs_order() -> None:
@@ -102,3 +122,28 @@ def test_flag_errors_name_the_flag_as_typed(argv: list[str], message: str) -> No
     with pytest.raises(UsageError) as err:
         parse(argv)
     assert str(err.value).startswith(message), err.value
+
+
+@pytest.mark.parametrize(("suite", "argv", "message"), [
+    ("mpi1", ["-aggregate_mode", "multi"], "-aggregate_mode is not an option of IMB-MPI1"),
+    ("ext", ["-sync", "on"], "-sync is not an option of IMB-EXT"),
+    ("p2p", ["-time", "1"], "-time is not an option of IMB-P2P"),
+    ("mt", ["-npmin", "2"], "-npmin is not an option of IMB-MT"),
+    ("mpi1", ["--io-dir", "/tmp"], "--io-dir is not an option of IMB-MPI1 (it is one of beff "
+                                   "imb io"),
+])
+def test_a_flag_the_component_lacks_is_refused_while_parsing(suite: str, argv: list[str],
+                                                             message: str) -> None:
+    """Each suite's parser has exactly its component's flags: another component's flag is
+    refused before MPI_Init, naming who has it."""
+    with pytest.raises(UsageError) as err:
+        parse(argv, suite)
+    assert str(err.value).startswith(message), err.value
+
+
+def test_a_suites_own_flag_means_what_it_says() -> None:
+    """IMB-P2P's -iter is max,numerator, IMB-MT's -check is on|off: their own options."""
+    assert parse(["-iter", "100,2", "PingPong"], "p2p") == {"iter": "100,2",
+                                                            "benchmarks": ["PingPong"]}
+    assert parse(["-check", "on"], "mt") == {"check": True}
+    assert parse(["-MSGLOG", "4"]) == {"msglog_min": 0, "msglog_max": 4}  # IMB's case

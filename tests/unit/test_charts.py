@@ -4,6 +4,7 @@ charts of several results and runs are joined; the band and the unstable marks."
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,8 +26,11 @@ IMB, BEFF, BEFFIO = (DATA / f"golden-schema-v3-{k}.h5" for k in ("imb", "beff", 
 
 
 def test_every_suite_view_declares_its_charts() -> None:
-    from tests.toy.view import VIEW as toy
-
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugin"))
+    try:
+        from beff_toy.view import VIEW as toy
+    finally:
+        sys.path.pop(0)
     views = [s.load("view") for s in suites.suites()] + [toy]
     for view in views:
         assert callable(getattr(view, "charts", None)), view

@@ -9,7 +9,8 @@ from beff.bench import check
 from beff.bench.ctx import Tally
 from beff.bench.driver import buffer_bytes, sizes_for
 from beff.bench.registry import Kind, load_suite, resolve
-from beff.core.config import RunConfig
+from beff.core import suite as suites
+from beff.core.config import RunConfig, build_config
 
 # IMB 2021.11 `IMB-MPI1 -list`: the default benchmarks in run order.
 IMB_DEFAULTS = [
@@ -39,6 +40,11 @@ FLAGS = {
 }
 
 
+def cfg_of(suite: str = "mpi1", **values: object) -> RunConfig:
+    """A validated config of ``suite`` with ``values`` as if given by flags."""
+    return build_config(values, suite=suites.get(suite))
+
+
 def test_default_list_is_imbs_19_in_order() -> None:
     assert [s.name for s in resolve("mpi1", [], [], [])] == IMB_DEFAULTS
     table = load_suite("mpi1")
@@ -64,12 +70,12 @@ def test_barrier_is_sync_without_buffers() -> None:
     spec = load_suite("mpi1")["barrier"]
     assert spec.kind is Kind.SYNC and not spec.rooted and not spec.reduction
     assert (spec.sendbuf, spec.recvbuf) == (0.0, 0.0)
-    assert buffer_bytes(spec, 1 << 22, 4, RunConfig(), 1000) == 0
-    assert len(sizes_for(spec, RunConfig())) == 1
+    assert buffer_bytes(spec, 1 << 22, 4, cfg_of(), 1000) == 0
+    assert len(sizes_for(spec, cfg_of())) == 1
 
 
 def test_buffer_sizes_follow_imb_factors() -> None:
-    table, cfg, x, p = load_suite("mpi1"), RunConfig(), 1024, 4
+    table, cfg, x, p = load_suite("mpi1"), cfg_of(), 1024, 4
     need = {name: buffer_bytes(table[name.lower()], x, p, cfg, 1000) for name in FLAGS}
     assert need["Allreduce"] == need["Bcast"] == 2 * x
     assert need["Gather"] == need["Scatter"] == need["Reduce_scatter"] == x + p * x
@@ -80,14 +86,14 @@ def test_buffer_sizes_follow_imb_factors() -> None:
 
 def test_reduction_sizes_are_multiples_of_the_reduction_type() -> None:
     table = load_suite("mpi1")
-    cfg = RunConfig(msglog_min=0, msglog_max=5)
+    cfg = cfg_of(msglog_min=0, msglog_max=5)
     for name in COLLECTIVES[:-1]:
         sizes = sizes_for(table[name.lower()], cfg)
         if FLAGS[name][1]:
             assert sizes == [0, 4, 8, 16, 32]
         else:
             assert sizes == [0, 1, 2, 4, 8, 16, 32]
-    dbl = RunConfig(msglog_min=0, msglog_max=5, red_data_type="double", data_type="int")
+    dbl = cfg_of(msglog_min=0, msglog_max=5, red_data_type="double", data_type="int")
     assert sizes_for(table["allreduce"], dbl) == [0, 8, 16, 32]
     assert sizes_for(table["gather"], dbl) == [0, 4, 8, 16, 32]
 

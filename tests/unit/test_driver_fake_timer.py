@@ -74,7 +74,7 @@ def spec(clock: Clock, kind: Kind = Kind.COLLECTIVE, **fields: Any) -> Benchmark
 
 def measure(real: types.ModuleType, clock: Clock, s: BenchmarkSpec, **cfg: Any) -> Measurement:
     out: list[Measurement] = []
-    Driver(fake_mpi(real, clock), build_config(cfg)).run(s, out.append)
+    Driver(fake_mpi(real, clock), build_config({"suite": "mpi1", **cfg})).run(s, out.append)
     assert len(out) == 1
     return out[0]
 
@@ -170,7 +170,7 @@ def test_a_failed_size_ends_later_process_counts(real_mpi: types.ModuleType) -> 
             return m
 
     seen: list[int] = []
-    driver = ThreeCounts(fake_mpi(real_mpi, clock), build_config({"npmin": 1}))
+    driver = ThreeCounts(fake_mpi(real_mpi, clock), build_config({"suite": "mpi1", "npmin": 1}))
     driver.world = types.SimpleNamespace(Get_size=lambda: 4, Get_rank=lambda: 0,
                                          bcast=lambda v, root=0: v)  # type: ignore[assignment]
     driver.run(s, lambda m: None)

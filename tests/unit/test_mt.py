@@ -101,7 +101,6 @@ def test_a_library_without_thread_multiple_is_refused_in_one_line(provided: int,
                                                                    name: str) -> None:
     suite = suites.get("mt")
     cfg = build_config({"suite": "mt", "argv": ["imb", "mt"]})
-    cfg.options = suite.resolve_options({})
     with pytest.raises(UsageError) as err:
         mt_job.MTJob(suite).prepare(fake_mpi(provided), cfg)
     assert str(err.value) == ("IMB-MT needs MPI_THREAD_MULTIPLE, but this MPI library provides "

@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from beff.bench import args
 from beff.bench import view as report
 from beff.bench.driver import modes_for, sizes_for
 from beff.bench.registry import AGGREGATE, NON_AGGREGATE, BenchmarkSpec, load_suite
-from beff.core.config import RunConfig
+from beff.cli.options import parse_imb
+from beff.core import suite as suites
+from beff.core.config import RunConfig, build_config
 from beff.core.errors import UsageError
 from beff.results.model import OK, Measurement
 from tests.views import imb_header
@@ -22,6 +23,11 @@ EXT_SAMPLE = SAMPLES / "ext-np2-msglog0-16-time0.5-quiet.txt"
 RMA_SAMPLE = SAMPLES / "rma-np2-msglog0-16-time0.5-quiet.txt"
 
 Block = list[str]
+
+
+def cfg_of(suite: str = "ext", **values: object) -> RunConfig:
+    """A validated config of ``suite`` with ``values`` as if given by flags."""
+    return build_config(values, suite=suites.get(suite))
 
 
 def blocks(text: str) -> list[Block]:
@@ -125,25 +131,26 @@ def test_global_header_and_list_match_imb(suite: str, sample: Path, part: str) -
 
 
 def test_lengths() -> None:
-    cfg = RunConfig(msglog_min=10, msglog_max=12)
+    cfg = cfg_of(msglog_min=10, msglog_max=12)
     ext, rma = load_suite("ext"), load_suite("rma")
     # IMB-EXT: multiples of 4 bytes, the second length one element whatever -msglog's min
     assert sizes_for(ext["unidir_put"], cfg) == [0, 4, 8, 16, 32, 64, 128, 256, 512, 1024,
                                                  2048, 4096]
     assert sizes_for(rma["unidir_put"], cfg) == [0, 1024, 2048, 4096]
     assert sizes_for(rma["fetch_and_op"], cfg) == sizes_for(rma["compare_and_swap"], cfg) == [4]
-    assert sizes_for(rma["accumulate"], RunConfig(msglog_min=0, msglog_max=3)) == [0, 4, 8]
+    assert sizes_for(rma["accumulate"], cfg_of(msglog_min=0, msglog_max=3)) == [0, 4, 8]
 
 
 def test_aggregate_mode_picks_one_mode() -> None:
     acc, window = load_suite("ext")["accumulate"], load_suite("ext")["window"]
-    assert modes_for(acc, RunConfig()) == (AGGREGATE, NON_AGGREGATE)
-    assert modes_for(acc, RunConfig(aggregate_mode="non_aggregate")) == (NON_AGGREGATE,)
-    assert modes_for(acc, RunConfig(aggregate_mode="aggregate")) == (AGGREGATE,)
-    assert modes_for(window, RunConfig(aggregate_mode="aggregate")) == ("",)
-    assert args.parse(["-aggregate_mode", "aggregate"]) == {"aggregate_mode": "aggregate"}
+    assert modes_for(acc, cfg_of()) == (AGGREGATE, NON_AGGREGATE)
+    assert modes_for(acc, cfg_of(aggregate_mode="non_aggregate")) == (NON_AGGREGATE,)
+    assert modes_for(acc, cfg_of(aggregate_mode="aggregate")) == (AGGREGATE,)
+    assert modes_for(window, cfg_of(aggregate_mode="aggregate")) == ("",)
+    assert parse_imb(suites.get("ext"), ["-aggregate_mode", "aggregate"]) == {
+        "aggregate_mode": "aggregate"}
     with pytest.raises(UsageError, match="-aggregate_mode"):
-        args.parse(["-aggregate_mode", "both"])
+        parse_imb(suites.get("ext"), ["-aggregate_mode", "both"])
 
 
 @pytest.mark.parametrize(("suite", "flag"), [("ext", "-data_type"), ("ext", "-sync"),
@@ -151,5 +158,6 @@ def test_aggregate_mode_picks_one_mode() -> None:
                                              ("mpi1", "-aggregate_mode")])
 def test_flags_a_component_lacks(suite: str, flag: str) -> None:
     with pytest.raises(UsageError, match=f"{flag} is not an option of IMB-{suite.upper()}"):
-        args.check_suite(suite, [flag, "x"])
-    args.check_suite("mpi1" if suite != "mpi1" else "rma", [flag, "x"])
+        parse_imb(suites.get(suite), [flag, "x"])
+    with pytest.raises(UsageError, match="expects|must be|cannot|not a"):  # that flag's rule
+        parse_imb(suites.get("mpi1" if suite != "mpi1" else "rma"), [flag, "x"])

@@ -3,6 +3,8 @@
 import pytest
 
 from beff.bench import schedule
+from beff.cli.options import parse_imb
+from beff.core import suite as suites
 from beff.core.errors import UsageError
 
 
@@ -36,13 +38,14 @@ def test_user_lengths_are_clamped_and_rounded_up() -> None:
 @pytest.mark.parametrize("text,expected", [("4", (0, 4)), ("3:7", (3, 7)), ("0:0", (0, 0)),
                                            ("31:34", (31, 34))])
 def test_parse_msglog(text: str, expected: tuple[int, int]) -> None:
-    assert schedule.parse_msglog(text) == expected
+    parsed = parse_imb(suites.get("mpi1"), ["-msglog", text])
+    assert (parsed["msglog_min"], parsed["msglog_max"]) == expected
 
 
 @pytest.mark.parametrize("text", ["9:3", "a", "1:2:3", "0:35", "-1:4"])
 def test_parse_msglog_rejects(text: str) -> None:
     with pytest.raises(UsageError):
-        schedule.parse_msglog(text)
+        parse_imb(suites.get("mpi1"), ["-msglog", text])
 
 
 def test_msglen_file_with_comments_and_suffixes(tmp_path) -> None:  # type: ignore[no-untyped-def]

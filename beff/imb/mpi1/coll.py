@@ -20,6 +20,7 @@ but times a size in one call where beff times it in several batches (``--batches
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,15 +28,17 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from beff.bench import check
+from beff.bench import check, registry
 from beff.bench.ctx import Ctx, Tally
-from beff.bench.registry import Kind, Root, Runner, benchmark
+from beff.bench.registry import Kind, Root, Runner
 from beff.core import counts as counts_
 from beff.core.buffers import BufferSet
 from beff.core.capi import barrier_loop, loop
 from beff.core.errors import CollectiveFailure
 
 SUITE = "mpi1"
+# Every kernel here moves a message beyond a C int count as block types (beff.core.counts).
+benchmark = functools.partial(registry.benchmark, large_counts=True)
 C: Any = None  # the C bindings, substituted by the backend
 
 # The names -data_type/-red_data_type accept, as MPI datatype names and numpy dtypes.
@@ -115,7 +118,7 @@ class DType:
 
 
 def dtype_of(ctx: Ctx, reduction: bool) -> DType:
-    name = ctx.cfg.red_data_type if reduction else ctx.cfg.data_type
+    name = ctx.cfg.options.red_data_type if reduction else ctx.cfg.options.data_type
     np_type = NUMPY_TYPES[name]
     return DType(getattr(ctx.MPI, MPI_TYPE_NAMES[name]), np_type, np_type.itemsize)
 
@@ -165,7 +168,7 @@ def _run(ctx: Ctx, call: int, sb: BufferSet, rb: BufferSet, t: DType, cnt: int,
          tally: Tally) -> Runner:
     """``run(n)`` of :func:`collective_loop` for ``call`` with ``cnt`` elements per block."""
     return ctx.timed(collective_loop, *call_args(ctx, call, sb, rb, t, cnt), root_step(ctx),
-                     int(ctx.cfg.sync), tally=tally)
+                     int(ctx.cfg.options.sync), tally=tally)
 
 
 # Makes a benchmark's run(n) from its call, buffers, datatype, count and tally.
@@ -176,7 +179,7 @@ def root_step(ctx: Ctx) -> int:
     """How far the root moves after each call (spec.root_rotation)."""
     rotation = ctx.spec.root_rotation
     return 1 if rotation in (Root.ALWAYS, Root.OVERLAP) or (rotation is Root.FLAG
-                                                             and ctx.cfg.root_shift) else 0
+                                                             and ctx.cfg.options.root_shift) else 0
 
 
 def _last_root(ctx: Ctx, tally: Tally) -> int:

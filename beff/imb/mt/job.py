@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from beff.bench import args as imb_args
 from beff.bench.ctx import Ctx
 from beff.bench.job import read_input_file
 from beff.bench.registry import BenchmarkSpec, resolve
@@ -41,7 +40,6 @@ from beff.results.model import OK, UNSUPPORTED, Measurement, Result
 from beff.results.placement import annotate
 
 # The IMB flags IMB-MT has besides its own (its generic ones).
-GENERIC = ("-thread_level", "-include", "-exclude", "-input")
 THREAD_NAMES = {0: "MPI_THREAD_SINGLE", 1: "MPI_THREAD_FUNNELED", 2: "MPI_THREAD_SERIALIZED",
                 3: "MPI_THREAD_MULTIPLE"}
 BARRIER_BYTES = 256  # room for a pthread_barrier_t (32 bytes on x86_64 glibc)
@@ -127,10 +125,6 @@ class MTJob:
 
     # ------------------------------------------------------------------ rank 0, before
     def prepare(self, MPI: types.ModuleType, cfg: RunConfig) -> None:
-        from beff.core import suite as suites
-
-        suite = suites.get(self.suite)
-        imb_args.refuse_foreign(list(cfg.argv or [])[2:], suite, "IMB-MT", GENERIC)
         if cfg.sources.get("thread_level", "default") != "default" and \
                 cfg.thread_level != "multiple":
             raise UsageError(f"IMB-MT runs under -thread_level multiple only (beff imb mt "
@@ -144,14 +138,14 @@ class MTJob:
         opts = cfg.options
         threads, source = (int(opts["threads"]), "-threads") if opts["threads"] else \
             threads_from_env()
-        checking = bool(cfg.check or opts["check"])
+        checking = bool(cfg.check)  # --check, or IMB-MT's -check on
         if checking and opts["datatype"] != "int":
             raise UsageError("-check: only -datatype int can be checked (as in IMB-MT)")
-        names = list(cfg.benchmarks)
-        if cfg.input_file is not None:
-            names += read_input_file(cfg.input_file)
-        self.benchmarks = [s.name for s in resolve(self.suite, names, cfg.include,
-                                                   cfg.exclude)]
+        names = list(opts.benchmarks)
+        if opts.input_file is not None:
+            names += read_input_file(opts.input_file)
+        self.benchmarks = [s.name for s in resolve(self.suite, names, opts.include,
+                                                   opts.exclude)]
         self.derived.update(threads=threads, threads_from=source,
                             counts=parse_count(str(opts["count"])),
                             type_size=TYPE_SIZES[str(opts["datatype"])], checked=checking,

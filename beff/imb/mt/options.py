@@ -96,8 +96,8 @@ OPTIONS = (
            choices=tuple(TYPE_SIZES)),
     Option("stride", int, 0, "distance of the partner rank (0: half the ranks)",
            flags=("-stride",), lo=0, hi=1 << 30),
-    Option("check", bool, False, "verify received data (as --check; MPI_INT only)",
-           flags=("-check",), convert=check_switch),
+    Option("check", bool, False, "verify received data (MPI_INT only)",
+           flags=("-check", "--check"), convert=check_switch),
     Option("malloc_align", int, 64, "alignment of each thread's buffers in bytes",
            flags=("-malloc_align",), lo=1, hi=1 << 21),
     Option("malloc_algo", str, "serial", "buffers allocated one per thread by the main "

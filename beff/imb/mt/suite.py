@@ -7,6 +7,7 @@ Its flags (``-count``, ``-repeat``, ``-warmup``, ``-window_size``, ``-barrier``,
 only suite that starts MPI with MPI_THREAD_MULTIPLE.
 """
 
+from beff.bench.options import NAMES
 from beff.core.suite import Suite, register
 from beff.imb.mt.options import OPTIONS
 
@@ -14,5 +15,5 @@ SUITE = register(Suite(
     name="mt", title="IMB-MT (several threads per rank, MPI_THREAD_MULTIPLE)", label="IMB mt",
     family="imb", command="beff imb mt", job="beff.imb.mt.job:job",
     view="beff.imb.mt.view:VIEW", formats=("table", "imb", "json", "csv"),
-    benchmarks=("beff.imb.mt.kernels",), options=OPTIONS, thread_level="multiple",
-    importer="beff.bench.importer:IMPORTER"))
+    benchmarks=("beff.imb.mt.kernels",), options=(*NAMES, *OPTIONS), thread_level="multiple",
+    importer="beff.bench.importer:IMPORTER", order=70))

@@ -180,7 +180,7 @@ def overlap_run(ctx: Ctx, call: int, sb: BufferSet, rb: BufferSet, t: DType, cnt
     a = coll.call_args(ctx, call, sb, rb, t, cnt)
     step = coll.root_step(ctx)  # the overlap pass's (or the only pass's)
     # IMB's Ireduce: the pure pass follows -root_shift
-    pure_step = int(ctx.cfg.root_shift) if spec.root_rotation is Root.OVERLAP else step
+    pure_step = int(ctx.cfg.options.root_shift) if spec.root_rotation is Root.OVERLAP else step
     st, req = ctx.scratch(1, 1)
     work = cpu.workspace()
     ctx.keep(work)
@@ -192,7 +192,8 @@ def overlap_run(ctx: Ctx, call: int, sb: BufferSet, rb: BufferSet, t: DType, cnt
         if persistent:
             ctx.call(persistent_init, *init)
         seconds, comp = ctx.call(overlap_loop, n, units, nbarr, int(persistent), work, *a,
-                                 pure_step if units < 0 else step, int(ctx.cfg.sync), req, st)
+                                 pure_step if units < 0 else step, int(ctx.cfg.options.sync),
+                                 req, st)
         if persistent:
             ctx.call(request_free, req)
         return seconds, comp
@@ -253,7 +254,8 @@ COLLECTIVES = (
     Collective("Barrier", BARRIER, "a barrier"),
 )
 # The declaration fields taken over from the IMB-MPI1 benchmark.
-MPI1_FIELDS = ("rooted", "reduction", "send_np", "recv_np", "sendbuf", "recvbuf")
+MPI1_FIELDS = ("rooted", "reduction", "send_np", "recv_np", "sendbuf", "recvbuf",
+               "large_counts")
 
 
 

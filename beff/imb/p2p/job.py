@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from beff.bench import args as imb_args
 from beff.bench.ctx import Ctx
 from beff.bench.registry import BenchmarkSpec, resolve
 from beff.core import capi
@@ -61,16 +60,10 @@ class P2PJob:
 
     # ------------------------------------------------------------------ rank 0, before
     def prepare(self, MPI: types.ModuleType, cfg: RunConfig) -> None:
-        from beff.core import suite as suites
-
-        suite = suites.get(self.suite)
-        imb_args.refuse_foreign(list(cfg.argv or [])[2:], suite, "IMB-P2P")
-        given = {key.split(".", 1)[1] for key, source in cfg.sources.items()
-                 if key.startswith("options.") and source != "default"}
-        sizes = message_sizes(cfg.options, given)
+        sizes = message_sizes(cfg.options, cfg.given())
         max_iter, numerator = parse_iter(cfg.options["iter"])
         self.derived.update(sizes=sizes, iter_max=max_iter, iter_numerator_bytes=numerator * MIB)
-        self.benchmarks = [s.name for s in resolve(self.suite, cfg.benchmarks, [], [])]
+        self.benchmarks = [s.name for s in resolve(self.suite, cfg.options.benchmarks, [], [])]
 
     def names(self) -> list[str]:
         return list(self.benchmarks)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from beff.core.config import MAX_MSGLOG, read_lines
+from beff.bench.options import MAX_MSGLOG
+from beff.core.config import read_lines
 from beff.core.errors import UsageError
 from beff.core.suite import Option
 

@@ -5,6 +5,7 @@ IMB-MPI1's; its other flags are its own (``-msgsz``, ``-msgrd``, ``-msgwr``, ``-
 ``-seed``); its TOML table is ``[p2p]``.
 """
 
+from beff.bench.options import NAMES
 from beff.core.suite import Suite, register
 from beff.imb.p2p.options import OPTIONS
 
@@ -12,5 +13,5 @@ SUITE = register(Suite(
     name="p2p", title="IMB-P2P (point-to-point patterns on all ranks)", label="IMB p2p",
     family="imb", command="beff imb p2p", job="beff.imb.p2p.job:job",
     view="beff.imb.p2p.view:VIEW", formats=("table", "imb", "json", "csv"),
-    benchmarks=("beff.imb.p2p.kernels",), options=OPTIONS,
-    importer="beff.bench.importer:IMPORTER"))
+    benchmarks=("beff.imb.p2p.kernels",), options=(NAMES[0], *OPTIONS),
+    importer="beff.bench.importer:IMPORTER", order=60))

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from beff_toy.record import ToyRecord
 
 from beff.core import capi
 from beff.core.config import RunConfig
@@ -14,7 +15,6 @@ from beff.core.errors import UsageError
 from beff.core.progress import Bar
 from beff.core.suite import Suite
 from beff.results.model import Result
-from tests.toy.record import ToyRecord
 
 
 class ToyJob:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from beff_toy.record import ToyRecord
 from rich.console import Console
 from rich.table import Table
 
 from beff.render.charts import Chart, Series
 from beff.results.model import RunRecord
-from tests.toy.record import ToyRecord
 
 
 class ToyView:

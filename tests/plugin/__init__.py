@@ -1,0 +1,1 @@
+"""A beff plug-in outside the package (``beff_toy``), and how the tests install it."""
