@@ -8,6 +8,7 @@ yield instead of busy-polling where it has such a setting.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parents[1]
 
 if TYPE_CHECKING:
     from beff.results.model import RunRecord
@@ -95,10 +97,16 @@ def mpirun(nprocs: int, *args: str, timeout: float = 120, cwd: str | Path | None
 def beff(*args: str, timeout: float = 60, cwd: str | Path | None = None,
          env: dict[str, str | None] | None = None) -> Result:
     """Run ``beff ARGS`` without mpirun: in this process (typer's and beff's own ``main``,
-    output captured) unless it needs a process of its own (a working directory, or a
-    variable other than COLUMNS, read at start-up)."""
-    if cwd is None and set(env or {}) <= {"COLUMNS"}:
-        return beff_in_process(*args, columns=(env or {}).get("COLUMNS") or "120")
+    output captured, in the working directory ``cwd``) unless it needs a process of its own
+    (a variable other than COLUMNS, read at start-up)."""
+    if set(env or {}) <= {"COLUMNS"}:
+        here = os.getcwd()
+        try:
+            if cwd is not None:
+                os.chdir(cwd)
+            return beff_in_process(*args, columns=(env or {}).get("COLUMNS") or "120")
+        finally:
+            os.chdir(here)
     return beff_subprocess(*args, timeout=timeout, cwd=cwd, env=env)
 
 
@@ -110,23 +118,141 @@ def beff_subprocess(*args: str, timeout: float = 60, cwd: str | Path | None = No
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
-def beff_in_process(*args: str, columns: str = "120") -> Result:
+@dataclass
+class Ran(Result):
+    """One run of :func:`runs`: its exit code, what its ranks wrote, its result file, and
+    the seconds it took on rank 0 (in its job: from its start to its end)."""
+
+    out: Path
+    seconds: float
+
+
+class Runs(dict[str, Ran]):
+    """Runs by name, of one job or several (:meth:`add`); a run its job never finished fails
+    the test that asks for it, with the jobs' own output."""
+
+    job: str = ""
+
+    def __missing__(self, name: str) -> Ran:
+        raise AssertionError(f"run {name!r} never finished in its job:\n{self.job}")
+
+    def add(self, other: Runs) -> Runs:
+        self.update(other)
+        self.job += other.job
+        return self
+
+
+def runs(nprocs: int, commands: dict[str, list[str]], directory: Path,
+         env: dict[str, str | None] | None = None, timeout: float = 600) -> Runs:
+    """Run several ``beff ARGS`` (``commands``: name -> ARGS) in one job on ``nprocs`` ranks
+    (tests/mpi/runs_script.py), each with ``-o DIRECTORY/NAME.h5`` unless it names its own
+    file, in DIRECTORY/NAME as its working directory. Each rank's output is collected as
+    mpiexec would (rank 0's first); the exit code is the first non-zero one of a rank."""
+    directory.mkdir(parents=True, exist_ok=True)
+    logs = directory / "logs"
+    logs.mkdir()
+    spec, outs = [], {}
+    for name, args in commands.items():
+        (directory / name).mkdir()
+        out = directory / f"{name}.h5"
+        if "-o" in args:
+            out = Path(args[args.index("-o") + 1])
+        else:
+            args = [*args, "-o", str(out)]
+        outs[name] = out
+        spec.append({"name": name, "argv": list(args), "cwd": str(directory / name)})
+    path = directory / "runs.json"
+    path.write_text(json.dumps({"out": str(logs), "runs": spec}), encoding="utf-8")
+    cmd = [launcher(), "-n", str(nprocs)]
+    if is_open_mpi_cached():
+        cmd += ["--oversubscribe"]
+    proc = subprocess.run([*cmd, sys.executable, "-m", "tests.mpi.runs_script", str(path)],
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+                          env=mpi_env(env))
+    found = Runs()
+    found.job = f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    for name in commands:
+        codes = [logs / f"{name}.{rank}.code" for rank in range(nprocs)]
+        if not all(c.exists() for c in codes):
+            continue
+        text = {ext: "".join((logs / f"{name}.{rank}.{ext}").read_text(errors="replace")
+                             for rank in range(nprocs)) for ext in ("out", "err")}
+        code = next((int(c.read_text()) for c in codes if int(c.read_text())), 0)
+        seconds = float((logs / f"{name}.0.seconds").read_text())
+        found[name] = Ran(code, text["out"], text["err"], outs[name], seconds)
+    return found
+
+
+class Jobs:
+    """Named runs in a few jobs (:func:`runs`), each job launched when a test first asks for
+    one of its runs: ``jobs[name]``. ``specs`` are (ranks, {name: beff ARGS}, environment)
+    per job; "{dir}" in ARGS is the job's directory, which holds ``files`` (name: text)."""
+
+    def __init__(self, mkdir: Callable[[str], Path], prefix: str,
+                 specs: list[tuple[int, dict[str, list[str]], dict[str, str | None] | None]],
+                 files: dict[str, str] | None = None) -> None:
+        self.mkdir, self.prefix, self.specs, self.files = mkdir, prefix, specs, files or {}
+        self.done: dict[int, Runs] = {}
+
+    def __getitem__(self, name: str) -> Ran:
+        index = next((i for i, (_, commands, _) in enumerate(self.specs) if name in commands),
+                     None)
+        if index is None:
+            raise KeyError(f"no job runs {name!r}")
+        if index not in self.done:
+            nprocs, commands, env = self.specs[index]
+            directory = self.mkdir(f"{self.prefix}-{index}-np{nprocs}")
+            for file, text in self.files.items():
+                (directory / file).write_text(text)
+            self.done[index] = runs(nprocs, {
+                key: [a.replace("{dir}", str(directory)) for a in args]
+                for key, args in commands.items()}, directory, env=env)
+        return self.done[index][name]
+
+    def ok(self, name: str) -> Ran:
+        """The run ``name``, which must have ended with exit code 0."""
+        r = self[name]
+        assert r.returncode == 0, r.stderr
+        return r
+
+
+class StartsMPI(AssertionError):
+    """A command run in the test process got as far as MPI_Init (it belongs under mpirun)."""
+
+
+def beff_in_process(*args: str, columns: str = "120", rank: int | None = None) -> Result:
     """``beff ARGS`` through :func:`beff.cli.main` in this process. A command that would
-    start MPI here fails the test instead (the test belongs under mpirun)."""
+    start MPI here raises :class:`StartsMPI` instead (the test belongs under mpirun), and
+    leaves no guard of beff's armed in this process.
+
+    ``rank``: as world rank ``rank`` of a launched job (``PMI_RANK`` set, what a rank reads
+    before MPI_Init), without the moment a rank other than 0 waits before it exits."""
     import contextlib
     import io
+    import signal
     from unittest import mock
 
     from beff.cli import main
+    from beff.core import mpi as _mpi
+    from beff.core import runtime
 
     def no_mpi(*_: object, **__: object) -> None:
-        raise AssertionError(f"beff {' '.join(args)} started MPI in the test process")
+        raise StartsMPI(f"beff {' '.join(args)} started MPI in the test process")
+
+    def lift_guards() -> None:  # what a command armed on its way to MPI_Init
+        _mpi.guard(None, "")
+        _mpi.stop_watchdog()
 
     out, err = io.StringIO(), io.StringIO()
     code: int = 0
     with contextlib.ExitStack() as stack:
+        stack.callback(signal.signal, signal.SIGINT, signal.getsignal(signal.SIGINT))
+        stack.callback(lift_guards)
         stack.enter_context(mock.patch("beff.core.mpi.init", no_mpi))
         stack.enter_context(mock.patch.dict(os.environ, {"COLUMNS": columns}))
+        if rank is not None:
+            stack.enter_context(mock.patch.dict(os.environ, {"PMI_RANK": str(rank)}))
+            stack.enter_context(mock.patch.object(runtime, "OTHER_RANKS_EXIT_DELAY", 0.0))
         stack.enter_context(contextlib.redirect_stdout(out))
         stack.enter_context(contextlib.redirect_stderr(err))
         try:

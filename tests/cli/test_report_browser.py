@@ -65,8 +65,7 @@ def test_the_report_renders_in_chromium_with_every_figure(tmp_path: Path) -> Non
     expected = [c.id for r in records for c in report.charts_of(r)]
 
     shot = tmp_path / "report.png"
-    r = headless(tmp_path, f"--screenshot={shot}", page.as_uri())
-    assert shot.is_file(), r.stderr[-2000:]
+    laid_out = figures_laid_out(tmp_path, page, shot)
     from matplotlib.image import imread
 
     pixels = imread(shot)[..., :3]
@@ -75,19 +74,22 @@ def test_the_report_renders_in_chromium_with_every_figure(tmp_path: Path) -> Non
     assert inked.any(axis=1).mean() > 0.3  # text, tables and figures down the page
     c0 = np.array([0x1F, 0x77, 0xB4]) / 255  # matplotlib's first line colour
     assert (np.abs(pixels - c0).max(axis=2) < 0.06).sum() > 500  # lines were drawn
-
-    laid_out = figures_laid_out(tmp_path, page)
     assert [f["id"] for f in laid_out] == expected and len(expected) == 15
     for f in laid_out:
         assert f["w"] > 400 and f["h"] > 250 and f["drawn"] > 20, f
 
 
-def figures_laid_out(tmp_path: Path, page: Path) -> list[dict[str, Any]]:
-    """The page's figures as Chromium lays them out (id, size, drawn marks), read by PROBE."""
+def figures_laid_out(tmp_path: Path, page: Path, shot: Path | None = None
+                     ) -> list[dict[str, Any]]:
+    """The page's figures as Chromium lays them out (id, size, drawn marks), read by PROBE;
+    with ``shot``, the page's screenshot too, from the same start of Chromium (the probe's
+    copy of the page draws what the page draws)."""
     probe = tmp_path / "probe.html"
     probe.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"),
                      encoding="utf-8")
-    r = headless(tmp_path, "--dump-dom", probe.as_uri())
+    screenshot = [f"--screenshot={shot}"] if shot is not None else []
+    r = headless(tmp_path, *screenshot, "--dump-dom", probe.as_uri())
+    assert shot is None or shot.is_file(), r.stderr[-2000:]
     found = re.search(r'data-probe="([^"]*)"', r.stdout)
     assert found, r.stderr[-2000:]
     laid_out: list[dict[str, Any]] = json.loads(
@@ -105,8 +107,7 @@ def test_a_map_page_draws_its_heatmaps_in_chromium(tmp_path: Path) -> None:
     record = RunRecord(attrs={"suite": "map"}, results=[rec])
     page = report.write([record], [tmp_path / "map.h5"], tmp_path / "map.html")
     shot = tmp_path / "map.png"
-    r = headless(tmp_path, f"--screenshot={shot}", page.as_uri())
-    assert shot.is_file(), r.stderr[-2000:]
+    laid_out = figures_laid_out(tmp_path, page, shot)
     from matplotlib.image import imread
 
     pixels = imread(shot)[..., :3]
@@ -114,8 +115,6 @@ def test_a_map_page_draws_its_heatmaps_in_chromium(tmp_path: Path) -> None:
     assert (np.abs(pixels - dark).max(axis=2) < 0.06).sum() > 2000
     red = np.array([0xD6, 0x27, 0x28]) / 255  # its outline
     assert (np.abs(pixels - red).max(axis=2) < 0.1).sum() > 200
-
-    laid_out = figures_laid_out(tmp_path, page)
     assert [f["id"] for f in laid_out] == ["map/recv_bw", "map/send_bw", "map/latency",
                                            "map/nodes"]
     for f in laid_out:

@@ -14,28 +14,39 @@ from beff.results.archive import load
 from tests.mpirun import launcher, mpi_env, mpirun
 
 pytestmark = pytest.mark.mpi
-QUICK = ["-msglog", "0:6", "-time", "1", "-iter", "40"]
+# Fixed repetitions: no time budget to run out on a loaded node (the python backend's loops
+# are slow there).
+QUICK = ["-msglog", "0:6", "-iter", "40", "-iter_policy", "off", "-time", "600"]
 P2P = ["PingPong", "PingPing", "Sendrecv", "Exchange", "Uniband", "Biband"]
 COLL = ["Allreduce", "Reduce", "Reduce_local", "Reduce_scatter", "Reduce_scatter_block",
         "Allgather", "Allgatherv", "Gather", "Gatherv", "Scatter", "Scatterv", "Alltoall",
         "Alltoallv", "Bcast", "Barrier"]
 
 
-def _run(tmp_path: Path, nprocs: int, *args: str, env: dict[str, str] | None = None
-         ) -> tuple[str, Path]:
-    out = tmp_path / "r.h5"
-    r = mpirun(nprocs, "imb", "mpi1", *QUICK, *args, "-o", str(out), timeout=240, env=env)
+def _run(tmp_path: Path, nprocs: int, *args: str, env: dict[str, str] | None = None,
+         quick: list[str] = QUICK, name: str = "r.h5") -> tuple[str, Path]:
+    out = tmp_path / name
+    r = mpirun(nprocs, "imb", "mpi1", *quick, *args, "-o", str(out), timeout=240, env=env)
     assert r.returncode == 0, r.stderr
     return r.stderr, out
 
 
-def test_default_backend_is_compiled_and_its_first_compile_is_named(tmp_path: Path) -> None:
-    """With an empty cache the loops are compiled, and rank 0 (only) says so while it
-    happens (the notice's delay set to 0 here: on a quick machine a compile takes under
-    its default 2 s); the compiled loops land in the cache."""
-    cache = tmp_path / "cache"
-    err, path = _run(tmp_path, 2, "PingPong", "Allreduce",
+@pytest.fixture(scope="module")
+def first_compile(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path, Path]:
+    """A run with an empty cache of its own (the notice's delay set to 0: on a quick
+    machine a compile takes under its default 2 s): its stderr, result file and cache."""
+    tmp = tmp_path_factory.mktemp("compile")
+    cache = tmp / "cache"
+    err, path = _run(tmp, 2, "PingPong", "Allreduce",
                      env={"BEFF_CACHE_DIR": str(cache), "BEFF_COMPILE_NOTICE_S": "0"})
+    return err, path, cache
+
+
+def test_default_backend_is_compiled_and_its_first_compile_is_named(
+        first_compile: tuple[str, Path, Path]) -> None:
+    """With an empty cache the loops are compiled, and rank 0 (only) says so while it
+    happens; the compiled loops land in the cache."""
+    err, path, cache = first_compile
     record = load(path)
     assert record.attrs["overhead"]["backend"] == "jit"
     assert {m.attrs["backend"] for m in record.measurements} == {"jit"}
@@ -48,19 +59,19 @@ def test_default_backend_is_compiled_and_its_first_compile_is_named(tmp_path: Pa
 
 def test_readying_a_loop_is_not_timed_as_its_first_call(tmp_path: Path) -> None:
     """A loop compiled (or loaded) inside the first calibration call, as on a loaded node
-    where that takes over a second, does not shorten the run: its time is not the call's."""
-    _, path = _run(tmp_path, 2, "PingPong", "Allreduce",
-                   env={"BEFF_TEST_SLOW_READY": "1.2"})
+    where that takes over a second, does not shorten the run: its time is not the call's.
+    (IMB's dynamic repetitions, from the first call's time, with a budget: -time 1.)"""
+    _, path = _run(tmp_path, 2, "PingPong", "Allreduce", env={"BEFF_TEST_SLOW_READY": "1.2"},
+                   quick=["-msglog", "0:6", "-time", "1", "-iter", "40"])
     for m in load(path).measurements:
         assert (m.repetitions == 40).all(), (m.benchmark, m.repetitions)
 
 
-def test_kept_loops_load_without_compiling(tmp_path: Path) -> None:
-    """A second run with the same cache loads every loop's kept machine code: no notice,
-    nothing compiled, and the same kernels give sane times."""
-    env = {"BEFF_CACHE_DIR": str(tmp_path / "cache"), "BEFF_COMPILE_NOTICE_S": "0"}
-    _run(tmp_path, 2, "PingPong", "Allreduce", env=env)
-    (tmp_path / "r.h5").unlink()
+def test_kept_loops_load_without_compiling(first_compile: tuple[str, Path, Path],
+                                          tmp_path: Path) -> None:
+    """A second run with the first run's cache loads every loop's kept machine code: no
+    notice, nothing compiled, and the same kernels give sane times."""
+    env = {"BEFF_CACHE_DIR": str(first_compile[2]), "BEFF_COMPILE_NOTICE_S": "0"}
     err, path = _run(tmp_path, 2, "PingPong", "Allreduce", "--check", env=env)
     assert "timed loops with numba" not in err, err
     record = load(path)

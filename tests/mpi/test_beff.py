@@ -6,7 +6,6 @@ import json
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import h5py
@@ -16,17 +15,35 @@ import pytest
 from beff.effbw.view import beff_summary
 from beff.patterns import reduce_beff
 from beff.results.archive import load
-from tests.mpirun import beff, launcher, mpi_env, mpirun
+from tests.mpirun import Jobs, beff, launcher, mpi_env, mpirun
 
 pytestmark = pytest.mark.mpi
-QUICK = ["run", "--quick", "--memory-per-proc", "16MiB", "--no-progress"]
+QUICK = ["run", "--quick", "--memory-per-proc", "16MiB", "--no-progress", "--time-per-loop",
+         "0.01"]
+SEEDS = {2: 7, 3: 11, 4: 42}  # the quick runs' own seeds, one per process count
 
 
-def run(nprocs: int, tmp_path: Path, *args: str, timeout: float = 120) -> tuple[str, Path]:
-    out = tmp_path / f"beff-np{nprocs}.h5"
-    r = mpirun(nprocs, *QUICK, *args, "-o", str(out), timeout=timeout)
-    assert r.returncode == 0, r.stderr
-    return r.stdout, out
+@pytest.fixture(scope="module")
+def quick_runs(tmp_path_factory: pytest.TempPathFactory) -> Jobs:
+    """The runs the tests check: a quick run at 2, 3 and 4 ranks ("quick-N"), each with its
+    seed, and the opt-in methods at 2 ranks ("opt in"); one job per process count
+    (tests/mpi/runs_script.py). The 2-rank quick run takes its mode, methods and memory
+    from a TOML file (good.toml beside its result file), its loop time and seed from
+    flags."""
+    return Jobs(tmp_path_factory.mktemp, "beff", [
+        (2, {"quick-2": ["run", "--config", "{dir}/good.toml", "--time-per-loop", "0.01",
+                         "--no-progress", "--seed", str(SEEDS[2])],
+             "opt in": [*QUICK, "--methods", "sendrecv,irecv-send,isend-recv", "--format",
+                        "json", "--hugepages"]}, None),
+        (3, {"quick-3": [*QUICK, "--seed", str(SEEDS[3])]}, None),
+        (4, {"quick-4": [*QUICK, "--seed", str(SEEDS[4])]}, None),
+    ], files={"good.toml": '[b_eff]\nquick = true\nmethods = ["sendrecv"]\n'
+                           'memory_per_proc = "16MiB"\n'})
+
+
+def done(quick_runs: Jobs, name: str) -> tuple[str, Path]:
+    r = quick_runs.ok(name)
+    return r.stdout, r.out
 
 
 def gmean(x: np.ndarray) -> float:
@@ -34,10 +51,9 @@ def gmean(x: np.ndarray) -> float:
 
 
 @pytest.mark.parametrize("nprocs", [2, 3, 4])
-def test_quick_run_completes_and_prints_the_final_line(nprocs: int, tmp_path: Path) -> None:
-    start = time.monotonic()
-    stdout, path = run(nprocs, tmp_path, "--seed", "7")
-    assert time.monotonic() - start < 60
+def test_quick_run_completes_and_prints_the_final_line(nprocs: int, quick_runs: Jobs) -> None:
+    stdout, path = done(quick_runs, f"quick-{nprocs}")
+    assert quick_runs[f"quick-{nprocs}"].seconds < 60
     line = stdout.strip().splitlines()[-1]
     assert re.fullmatch(rf"b_effSHORT = +\d+\.\d{{3}} MB/s = +\d+\.\d{{3}} \* +{nprocs} PEs "
                         r"with  16 MB/PE on \S+ .+", line), line
@@ -51,9 +67,9 @@ def test_quick_run_completes_and_prints_the_final_line(nprocs: int, tmp_path: Pa
     assert summary["buffers"] == "malloc-like"
 
 
-def test_b_eff_recomputed_from_the_raw_data(tmp_path: Path) -> None:
+def test_b_eff_recomputed_from_the_raw_data(quick_runs: Jobs) -> None:
     """The spec's formulas, written out independently, on the stored per-rank minima."""
-    _, path = run(3, tmp_path, "--seed", "11")
+    _, path = done(quick_runs, "quick-3")
     with h5py.File(path, "r") as f:
         g = f["beff"]
         bw_min = g["bw_min"][()]  # [rep, len, pat, meth], min over ranks, B/s
@@ -85,12 +101,12 @@ def test_b_eff_recomputed_from_the_raw_data(tmp_path: Path) -> None:
     assert summary["pingpong_bandwidth_MBps"] == pytest.approx(pp_best[-1] / 1e6, rel=1e-9)
 
 
-def test_seed_reproduces_the_random_patterns(tmp_path: Path) -> None:
+def test_seed_reproduces_the_random_patterns(quick_runs: Jobs) -> None:
     """The run's random rings are those the seed gives (b_eff 3.6's drand48 stream, a pure
     function: tests/unit/test_beff_probing.py), so a second run with the seed repeats them."""
     from beff.patterns import random_permutations
 
-    _, a = run(4, tmp_path, "--seed", "42")
+    _, a = done(quick_runs, "quick-4")
     with h5py.File(a, "r") as f:
         stored = f["beff/random_perm"][()]
         seed = int(f["beff"].attrs["seed"])
@@ -101,9 +117,8 @@ def test_seed_reproduces_the_random_patterns(tmp_path: Path) -> None:
         assert sorted(perm.tolist()) == [0, 1, 2, 3]
 
 
-def test_opt_in_methods_stay_out_of_the_official_figure(tmp_path: Path) -> None:
-    stdout, path = run(2, tmp_path, "--methods", "sendrecv,irecv-send,isend-recv",
-                       "--format", "json", "--hugepages")
+def test_opt_in_methods_stay_out_of_the_official_figure(quick_runs: Jobs) -> None:
+    stdout, path = done(quick_runs, "opt in")
     (summary,) = json.loads(stdout)["results"]
     assert summary["buffers"] == "hugepage"
     assert summary["methods"] == ["sendrecv", "irecv-send", "isend-recv"]
@@ -122,29 +137,6 @@ def test_opt_in_methods_stay_out_of_the_official_figure(tmp_path: Path) -> None:
     assert r.returncode == 0 and "not official" in r.stdout and "b_effSHORT =" in r.stdout
 
 
-def test_one_rank_is_refused_with_exit_2() -> None:
-    r = mpirun(1, *QUICK, timeout=30)
-    assert r.returncode == 2 and "at least 2 processes" in r.stderr
-    assert "Traceback" not in r.stderr
-
-
-@pytest.mark.parametrize("args,needle", [
-    (["--memory-per-proc", "lots"], "--memory-per-proc"),
-    (["--memory-per-proc", "512k"], "--memory-per-proc must be between 1 MiB and"),
-    (["--time-per-loop", "inf"], "--time-per-loop expects a finite number"),
-    (["--seed", "-3"], "--seed must be between 0 and"),
-    (["--methods", "carrier-pigeon"], "--methods"),
-    (["--time-per-loop", "-1"], "--time-per-loop"),
-    (["-o", "/nonexistent-dir/x.h5"], "output directory"),
-])
-def test_bad_run_options_exit_2(args: list[str], needle: str) -> None:
-    start = time.monotonic()
-    r = mpirun(2, *QUICK, *args, timeout=30)
-    assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr
-    assert r.stderr.count("beff: error:") == 1
-    assert time.monotonic() - start < 20  # about 1-2 s on a quiet machine
-
-
 def test_a_corrupted_message_aborts_with_a_detailed_report(tmp_path: Path) -> None:
     out = tmp_path / "bad.h5"
     r = mpirun(2, *QUICK, "-o", str(out), env={"BEFF_TEST_CORRUPT": "1"}, timeout=60)
@@ -156,28 +148,18 @@ def test_a_corrupted_message_aborts_with_a_detailed_report(tmp_path: Path) -> No
     assert "aborts the job" in r.stderr
 
 
-def test_toml_layers_under_flags_and_bad_toml_exits_2_on_every_rank(tmp_path: Path) -> None:
-    """A TOML value no flag was given for is used; a bad one stops every rank at once."""
-    good = tmp_path / "good.toml"
-    good.write_text('[b_eff]\nquick = true\nmethods = ["sendrecv"]\nmemory_per_proc = "16MiB"\n')
-    out = tmp_path / "t.h5"
-    r = mpirun(2, "run", "--config", str(good), "--time-per-loop", "0.01", "-o", str(out),
-               "--no-progress", timeout=120)
-    assert r.returncode == 0, r.stderr
+def test_toml_layers_under_flags(quick_runs: Jobs) -> None:
+    """A TOML value no flag was given for is used (the 2-rank quick run's; a bad one:
+    tests/mpi/test_bad_input.py, "run config memory")."""
+    _, out = done(quick_runs, "quick-2")
+    toml = out.parent / "good.toml"
     rec = load(out)
     result = rec.result("beff")
     assert result is not None and result.short and result.methods == ["sendrecv"]
+    assert result.time_per_loop == 0.01
     sources = rec.attrs["config_sources"]
-    assert sources["quick"].startswith("config:") and sources["time_per_loop"] == "cli"
-    bad = tmp_path / "bad.toml"
-    bad.write_text("memory_per_proc = 1\n")
-    for n in (2, 3):
-        start = time.monotonic()
-        r = mpirun(n, "run", "--config", str(bad), "--quick", timeout=60)
-        assert r.returncode == 2, r.stderr
-        assert r.stderr.count("beff: error:") == 1 and "memory_per_proc (from" in r.stderr
-        assert "Traceback" not in r.stderr
-        assert time.monotonic() - start < 20
+    assert sources["quick"] == f"config:{toml}" and sources["time_per_loop"] == "cli"
+    assert sources["memory_per_proc"].startswith("config:")
 
 
 def test_sixty_second_rule_with_a_fake_timer(tmp_path: Path) -> None:

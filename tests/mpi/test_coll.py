@@ -1,4 +1,5 @@
-"""IMB-MPI1 collectives under real MPI at 1, 2, 3 and 4 ranks."""
+"""IMB-MPI1 collectives under real MPI at 1, 2, 3 and 4 ranks; the runs share one job per
+process count (tests/mpi/runs_script.py), launched as a test first needs one."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from beff.bench.schedule import process_counts
 from beff.results import stats
 from beff.results.archive import load
 from beff.results.model import Measurement
-from tests.mpirun import mpirun
+from tests.mpirun import Jobs
 
 pytestmark = pytest.mark.mpi
 
@@ -25,22 +26,47 @@ COLLECTIVES = [
 REDUCTIONS = set(COLLECTIVES[:5])
 ROOTED = ["Reduce", "Gather", "Gatherv", "Scatter", "Scatterv", "Bcast"]
 IMB_DEFAULTS = ["PingPong", "PingPing", "Sendrecv", "Exchange", *COLLECTIVES]
-# Few sizes and repetitions; -time only sets the budget (msglog 1:3 gives 1 x time), which must
-# survive 4 ranks on 2 cores.
-QUICK = ["-msglog", "1:3", "-time", "5", "-iter", "10"]
+# Few sizes and repetitions, fixed: no time budget to run out on a loaded node.
+QUICK = ["-msglog", "1:3", "-iter", "10", "-iter_policy", "off", "-time", "600"]
 DATA_SIZES, RED_SIZES = [0, 2, 4, 8], [0, 4, 8]
 TITLES5 = "".join(f"{t:>13}" for t in ("#bytes", "#repetitions", "t_min[usec]", "t_max[usec]",
                                        "t_avg[usec]"))
 TITLES4 = "".join(f"{t:>13}" for t in ("#repetitions", "t_min[usec]", "t_max[usec]",
                                        "t_avg[usec]"))
+TYPED = ["Allreduce", "Reduce_local", "Reduce_scatter", "Gatherv", "Scatter", "Alltoallv",
+         "Bcast"]
+TYPES = {3: ["-data_type", "int", "-red_data_type", "double"],
+         2: ["-data_type", "double", "-red_data_type", "char"]}
+# Every run of this module: one job per process count, one for rank 0's corrupted messages
+# (tests/mpi/runs_script.py).
+JOBS: list[tuple[int, dict[str, list[str]], dict[str, str | None] | None]] = [
+    (1, {"checked-1": [*COLLECTIVES, "--check", "--format", "json"]}, None),
+    (2, {"checked-2": [*COLLECTIVES, "--check", "--format", "json"],
+         "types-2": [*TYPED, *TYPES[2], "-msglog", "4:6", "-off_cache", "0.01,64",
+                     "-root_shift", "on", "--check"]}, None),
+    (3, {"checked-3": [*COLLECTIVES, "--check", "--format", "json"],
+         # One batch of 8 calls: the root restarts at 0 per batch, so the last call's root
+         # is 7 % NP = 1 at both 2 and 3 processes, and the check follows it.
+         "root shift": [*ROOTED, "Allreduce", "-root_shift", "on", "-sync", "off", "--check",
+                        "-iter", "8", "--batches", "1"],
+         "types-3": [*TYPED, *TYPES[3], "-msglog", "4:6", "-off_cache", "0.01,64",
+                     "-root_shift", "on", "--check"]}, None),
+    # The default list minus point-to-point (tests/mpi/test_p2p.py) leaves the collectives.
+    (4, {"defaults": ["-exclude", ",".join(IMB_DEFAULTS[:4]), "--format", "imb"]}, None),
+    (2, {"corrupt": [*COLLECTIVES, "--check"]}, {"BEFF_TEST_CORRUPT": "1"}),
+]
 
 
-def run(nprocs: int, out: Path, *args: str, env: dict[str, str] | None = None,
-        timeout: float = 150) -> str:
-    r = mpirun(nprocs, "imb", "mpi1", *QUICK, *args, "-o", str(out), timeout=timeout,
-               env=env)
-    assert r.returncode == 0, r.stderr
-    return r.stdout
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory: pytest.TempPathFactory) -> Jobs:
+    return Jobs(tmp_path_factory.mktemp, "coll", [
+        (nprocs, {name: ["imb", "mpi1", *QUICK, *args] for name, args in commands.items()}, env)
+        for nprocs, commands, env in JOBS])
+
+
+def run(jobs: Jobs, name: str) -> tuple[str, Path]:
+    r = jobs.ok(name)
+    return r.stdout, r.out
 
 
 def by_key(measurements: list[Measurement]) -> dict[tuple[str, int], Measurement]:
@@ -68,9 +94,9 @@ def assert_sound(m: Measurement, world: int, reps: int = 10) -> None:
 
 
 @pytest.mark.parametrize("nprocs", [1, 2, 3])
-def test_collectives_checked(nprocs: int, tmp_path: Path) -> None:
-    out = tmp_path / "coll.h5"
-    doc = json.loads(run(nprocs, out, *COLLECTIVES, "--check", "--format", "json"))
+def test_collectives_checked(nprocs: int, jobs: Jobs) -> None:
+    stdout, out = run(jobs, f"checked-{nprocs}")
+    doc = json.loads(stdout)
     counts = process_counts(nprocs, 2)
     assert counts == {1: [1], 2: [2], 3: [2, 3]}[nprocs]
     rows = {(r["benchmark"], r["nprocs"]): r["rows"] for r in doc["results"]}
@@ -91,11 +117,8 @@ def test_collectives_checked(nprocs: int, tmp_path: Path) -> None:
         np.testing.assert_allclose(got, want * 1e6, rtol=1e-9, err_msg=m.benchmark)
 
 
-def test_default_collectives_at_four_ranks_in_imb_format(tmp_path: Path) -> None:
-    out = tmp_path / "all.h5"
-    # The default list minus point-to-point (tests/mpi/test_p2p.py) leaves the collectives.
-    stdout = run(4, out, "-exclude", ",".join(IMB_DEFAULTS[:4]), "--format", "imb",
-                 timeout=240)
+def test_default_collectives_at_four_ranks_in_imb_format(jobs: Jobs) -> None:
+    stdout, out = run(jobs, "defaults")
     listed = stdout.split("# List of Benchmarks to run:\n\n", 1)[1].split("\n\n", 1)[0]
     assert listed.splitlines() == [f"# {n}" for n in COLLECTIVES]
     got = by_key(load(out).measurements)
@@ -136,9 +159,8 @@ def _imb_blocks(text: str) -> list[tuple[tuple[str, int], list[str]]]:
     return found
 
 
-def test_check_mode_reports_injected_corruption(tmp_path: Path) -> None:
-    out = tmp_path / "bad.h5"
-    run(2, out, *COLLECTIVES, "--check", env={"BEFF_TEST_CORRUPT": "1"})
+def test_check_mode_reports_injected_corruption(jobs: Jobs) -> None:
+    _, out = run(jobs, "corrupt")
     got = by_key(load(out).measurements)
     assert set(got) == {(n, 2) for n in COLLECTIVES}
     for name in COLLECTIVES[:-1]:
@@ -147,12 +169,8 @@ def test_check_mode_reports_injected_corruption(tmp_path: Path) -> None:
         assert d[0] == 0 and (d[1:] > 0).all(), (name, d)  # size 0 moves nothing
 
 
-def test_root_shift_without_sync(tmp_path: Path) -> None:
-    out = tmp_path / "shift.h5"
-    # One batch of 8 calls: the root restarts at 0 per batch, so the last call's root is
-    # 7 % NP = 1 at both 2 and 3 processes, and the check follows it.
-    run(3, out, *ROOTED, "Allreduce", "-root_shift", "on", "-sync", "off", "--check",
-        "-iter", "8", "--batches", "1")
+def test_root_shift_without_sync(jobs: Jobs) -> None:
+    _, out = run(jobs, "root shift")
     record = load(out)
     assert record.attrs["config"]["options"]["root_shift"] is True
     assert record.attrs["config"]["options"]["sync"] is False
@@ -163,16 +181,10 @@ def test_root_shift_without_sync(tmp_path: Path) -> None:
         assert m.defects is not None and int(m.defects.sum()) == 0, m.benchmark
 
 
-@pytest.mark.parametrize(("nprocs", "types"), [
-    (3, ["-data_type", "int", "-red_data_type", "double"]),
-    (2, ["-data_type", "double", "-red_data_type", "char"]),
-])
-def test_off_cache_and_data_types(nprocs: int, types: list[str], tmp_path: Path) -> None:
-    out = tmp_path / "types.h5"
-    names = ["Allreduce", "Reduce_local", "Reduce_scatter", "Gatherv", "Scatter", "Alltoallv",
-             "Bcast"]
-    run(nprocs, out, *names, *types, "-msglog", "4:6", "-off_cache", "0.01,64", "-root_shift",
-        "on", "--check")
+@pytest.mark.parametrize("nprocs", [3, 2])
+def test_off_cache_and_data_types(nprocs: int, jobs: Jobs) -> None:
+    types = TYPES[nprocs]
+    _, out = run(jobs, f"types-{nprocs}")
     record = load(out)
     red_unit = 8 if types[3] == "double" else 1
     data_unit = 4 if types[1] == "int" else 8

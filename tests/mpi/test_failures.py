@@ -7,8 +7,10 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import h5py
 import pytest
@@ -236,34 +238,76 @@ def _job_left(marker: str, wait_s: float) -> dict[int, int]:
     return left
 
 
-@pytest.mark.parametrize("attempt", [1, 2])
-@pytest.mark.parametrize("after", [0.0, 1.0, 2.0])
+MERGE_CASES = [(after, attempt) for after in (0.0, 1.0, 2.0) for attempt in (1, 2)]
+
+
+@pytest.fixture(scope="module")
+def killed_mid_merge(tmp_path_factory: pytest.TempPathFactory
+                     ) -> dict[tuple[float, int], tuple[Path, dict[int, int]]]:
+    """Each case's job, from its start to its end: SIGTERM to the launcher ``after`` seconds
+    into rank 0's final merge (made 2.5 s long by a test hook), SIGKILL one second later;
+    its result file and the ranks that outlived it. A job starts once the one before has
+    reached its merge (a merge that sleeps, and a rank that waits for it, need no CPU), so
+    the cases' seconds of waiting run together; each case times its own signals, in a
+    thread of its own."""
+    done: dict[tuple[float, int], tuple[Path, dict[int, int]]] = {}
+    failed: list[BaseException] = []
+    ready = [threading.Event() for _ in MERGE_CASES]
+
+    def case(i: int, after: float, attempt: int, directory: Path) -> None:
+        out = directory / f"merge-{attempt}.h5"
+        try:
+            if i:
+                ready[i - 1].wait(timeout=300)
+            cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1",
+                   "-msglog", "0:2", "-iter", "10", "-time", "0.1", "-o", str(out), "PingPong",
+                   "PingPing"]
+            proc = started_until(cmd, {"BEFF_TEST_SLOW_MERGE": "2.5"}, "merging the results")
+        finally:
+            ready[i].set()
+        try:
+            time.sleep(after)
+            proc.send_signal(signal.SIGTERM)
+            time.sleep(1.0)
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+            done[after, attempt] = (out, _job_left(str(out), 30.0))
+        finally:
+            kill_group(proc)
+
+    def guarded(*args: Any) -> None:
+        try:
+            case(*args)
+        except BaseException as exc:  # noqa: BLE001 - the case's test reports it
+            failed.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(i, after, attempt, tmp_path_factory.mktemp(
+        f"merge-{after}-{attempt}"))) for i, (after, attempt) in enumerate(MERGE_CASES)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failed:
+        raise failed[0]
+    return done
+
+
+@pytest.mark.parametrize("after, attempt", MERGE_CASES)
 def test_sigterm_then_sigkill_mid_merge_leaves_no_rank_and_every_result(
-        tmp_path: Path, after: float, attempt: int) -> None:
+        killed_mid_merge: dict[tuple[float, int], tuple[Path, dict[int, int]]], after: float,
+        attempt: int) -> None:
     """A batch system's time limit (``timeout -k``, Slurm's KillWait): SIGTERM to the
     launcher, SIGKILL one second later, landing ``after`` seconds into rank 0's final merge
     (made 2.5 s long by a test hook). No rank outlives the job, and the file holds every
     result, complete or aborted, with no part or working copy left beside it."""
-    out = tmp_path / f"merge-{attempt}.h5"
-    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog",
-           "0:2", "-iter", "10", "-time", "0.1", "-o", str(out), "PingPong", "PingPing"]
-    proc = started_until(cmd, {"BEFF_TEST_SLOW_MERGE": "2.5"}, "merging the results")
-    try:
-        time.sleep(after)
-        proc.send_signal(signal.SIGTERM)
-        time.sleep(1.0)
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-        orphans = _job_left(str(out), 30.0)
-    finally:
-        kill_group(proc)
+    out, orphans = killed_mid_merge[after, attempt]
     assert orphans == {}, f"ranks outlived the job: {orphans}"
     status, _ = stored_status(out)
     assert status in ("complete", "aborted"), status
     assert [m.benchmark for m in load(out).measurements] == ["PingPong", "PingPing"]
     deadline = time.monotonic() + 20
-    while (extra := sorted(p.name for p in tmp_path.iterdir() if p != out)) and \
+    while (extra := sorted(p.name for p in out.parent.iterdir() if p != out)) and \
             time.monotonic() < deadline:
         time.sleep(0.2)  # the watcher merges what a killed rank 0 left
     assert extra == []

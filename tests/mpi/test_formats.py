@@ -1,14 +1,14 @@
 """One result model: for every family, a live run and `beff show` of its file print the same
-bytes in JSON, CSV and the original's text, and JSON has one shape."""
+bytes in JSON, CSV and the original's text, and JSON has one shape. The nine runs share one
+job (tests/mpi/runs_script.py): what a run prints is its own, as under a job of its own."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from tests.mpirun import beff, mpirun
+from tests.mpirun import Runs, beff, runs
 
 pytestmark = [pytest.mark.mpi, pytest.mark.openmpi]  # also in the Open MPI tier of the tests
 
@@ -21,21 +21,33 @@ FAMILIES = {
 }
 
 
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Runs]:
+    """Every family in every format: one job at 2 ranks per format (tests/mpi/runs_script.py;
+    b_eff_io's run the last of its job), each run in a directory of its own."""
+    found = {}
+    for fmt in ("json", "csv", "text"):
+        directory = tmp_path_factory.mktemp(f"formats-{fmt}")
+        commands = {}
+        for family in ("mpi1", "beff", "beffio"):
+            args, text = FAMILIES[family]
+            extra = ["--dir", str(directory / family)] if family == "beffio" else []
+            commands[family] = [*args, *extra, "--format", text if fmt == "text" else fmt]
+        found[fmt] = runs(2, commands, directory)
+    return found
+
+
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 @pytest.mark.parametrize("fmt", ["json", "csv", "text"])
-def test_live_output_is_what_show_prints(tmp_path: Path, family: str, fmt: str) -> None:
-    args, text = FAMILIES[family]
-    fmt = text if fmt == "text" else fmt
-    out = tmp_path / "r.h5"
-    extra = ["--dir", str(tmp_path)] if family == "beffio" else []
-    live = mpirun(2, *args, *extra, "-o", str(out), "--format", fmt, timeout=240,
-                  cwd=tmp_path)
-    assert live.returncode == 0, live.stderr
-    shown = beff("show", str(out), "--format", fmt)
+def test_live_output_is_what_show_prints(live: dict[str, Runs], family: str, fmt: str) -> None:
+    run = live[fmt][family]
+    fmt = FAMILIES[family][1] if fmt == "text" else fmt
+    assert run.returncode == 0, run.stderr
+    shown = beff("show", str(run.out), "--format", fmt)
     assert shown.returncode == 0, shown.stderr
-    assert live.stdout == shown.stdout and live.stdout.strip()
+    assert run.stdout == shown.stdout and run.stdout.strip()
     if fmt == "json":
-        doc = json.loads(live.stdout)
+        doc = json.loads(run.stdout)
         assert list(doc) == ["schema_version", "units", "run", "ranks", "results"]
         assert doc["schema_version"] == 3 and doc["run"]["suite"] == family
         assert doc["run"]["command_line"][0] == "beff"  # run as `python -m beff`

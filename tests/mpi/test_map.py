@@ -1,14 +1,13 @@
 """``beff map`` under mpiexec on this one host (``--all-ranks`` or ``--per-node``): every
 format and ``beff show`` of its file, random shifts from a stored seed, the mapped ranks, one
-oversubscribed node's note and outliers only when asked for, bad input (exit 2, one line),
-and a stopped rank tripping the watchdog."""
+oversubscribed node's note and outliers only when asked for, and a stopped rank tripping the
+watchdog (bad input: tests/mpi/test_bad_input.py)."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,19 +21,45 @@ from beff.netmap.schedule import choose_shifts
 from beff.netmap.view import finding_text
 from beff.results.archive import load
 from tests.mpirun import (
+    Jobs,
+    Ran,
     beff,
-    beff_lines,
     is_open_mpi_cached,
     kill_group,
     launcher,
     mpi_env,
-    mpirun,
 )
 
 pytestmark = pytest.mark.mpi
 # Tiny samples, the fewest: a few seconds a run on a loaded 2-core machine.
 QUICK = ["--size", "16KiB", "--window", "2", "--rounds", "5", "--repetitions", "3",
          "--time", "5"]
+
+
+# The runs of this module but the stopped one: one job per process count
+# (tests/mpi/runs_script.py). The 2-rank runs take --size and --window from a TOML file.
+JOBS: dict[int, dict[str, list[str]]] = {
+    2: {fmt: ["--all-ranks", *QUICK[4:], "--config", "{dir}/map.toml", "--format", fmt,
+              *(["--backend", "python"] if fmt == "csv" else [])]  # without numba too
+        for fmt in ("table", "json", "csv")},
+    4: {"shifts": ["--all-ranks", *QUICK, "--shifts", "2", "--seed", "7", "--format", "csv"],
+        "per node": ["--per-node", "2", *QUICK, "--format", "json"],
+        "quiet": ["--all-ranks", *QUICK],
+        "asked": ["--all-ranks", *QUICK, "--outliers", "both", "--threshold", "0",
+                  "--min-ratio", "1"]},
+}
+
+
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory: pytest.TempPathFactory) -> Jobs:
+    return Jobs(tmp_path_factory.mktemp, "map", [
+        (nprocs, {name: ["map", *args] for name, args in commands.items()}, None)
+        for nprocs, commands in JOBS.items()],
+        files={"map.toml": '[map]\nsize = "16KiB"\nwindow = 2\n'})
+
+
+def ran(jobs: Jobs, name: str) -> Ran:
+    return jobs.ok(name)
 
 
 def record_of(path: Path) -> MapRecord:
@@ -44,14 +69,9 @@ def record_of(path: Path) -> MapRecord:
 
 
 @pytest.mark.parametrize("fmt", ["table", "json", "csv"])
-def test_every_format_and_show_prints_the_same(tmp_path: Path, fmt: str) -> None:
-    out = tmp_path / "map.h5"
-    config = tmp_path / "map.toml"
-    config.write_text('[map]\nsize = "16KiB"\nwindow = 2\n')  # the suite's own TOML table
-    python = ["--backend", "python"] if fmt == "csv" else []  # the loops without numba too
-    r = mpirun(2, "map", "--all-ranks", *QUICK[4:], "--config", str(config), "-o", str(out),
-               "--format", fmt, *python, timeout=120)
-    assert r.returncode == 0, r.stderr
+def test_every_format_and_show_prints_the_same(jobs: Jobs, fmt: str) -> None:
+    r = ran(jobs, fmt)
+    out, python = r.out, fmt == "csv"
     shown = beff("show", str(out), "--format", fmt)
     assert shown.returncode == 0, shown.stderr
     if fmt != "table":  # a stored table adds the run's header
@@ -65,9 +85,9 @@ def test_every_format_and_show_prints_the_same(tmp_path: Path, fmt: str) -> None
     assert rec.recv_bw[0, 1] > 0 and rec.recv_bw[1, 0] > 0
     assert rec.rule and "better half" in rec.rule
     attrs = load(out).attrs
-    assert attrs["overhead"]["backend"] == ("python" if python else "jit")
+    assert attrs["overhead"]["backend"] == ("python" if python else "jit")  # the same job
     assert attrs["config"]["options"]["size"] == 16384
-    assert attrs["config_sources"]["options.size"].startswith("config:")
+    assert attrs["config_sources"]["size"].startswith("config:")
     assert attrs["derived"]["nmapped"] == 2 and attrs["derived"]["repetitions"] >= 3
     if fmt == "json":
         entry = json.loads(r.stdout)["results"][0]
@@ -89,11 +109,9 @@ def test_every_format_and_show_prints_the_same(tmp_path: Path, fmt: str) -> None
         assert "outliers: none looked for" in r.stdout
 
 
-def test_random_shifts_come_from_the_stored_seed(tmp_path: Path) -> None:
-    out = tmp_path / "shifts.h5"
-    r = mpirun(4, "map", "--all-ranks", *QUICK, "--shifts", "2", "--seed", "7", "-o",
-               str(out), "--format", "csv", timeout=120)
-    assert r.returncode == 0, r.stderr
+def test_random_shifts_come_from_the_stored_seed(jobs: Jobs) -> None:
+    r = ran(jobs, "shifts")
+    out = r.out
     rec = record_of(out)
     assert rec.seed == 7 and list(rec.shifts) == choose_shifts(4, 2, 7)
     assert rec.send_time.shape == (2, 4, rec.repetitions) and rec.complete
@@ -110,11 +128,9 @@ def test_random_shifts_come_from_the_stored_seed(tmp_path: Path) -> None:
     assert np.allclose(rec.node_send_sum, [rec.send_sum.sum()])  # one node: every rank
 
 
-def test_per_node_maps_the_first_ranks_of_each_node(tmp_path: Path) -> None:
-    out = tmp_path / "per-node.h5"
-    r = mpirun(4, "map", "--per-node", "2", *QUICK, "-o", str(out), "--format", "json",
-               timeout=120)
-    assert r.returncode == 0, r.stderr
+def test_per_node_maps_the_first_ranks_of_each_node(jobs: Jobs) -> None:
+    r = ran(jobs, "per node")
+    out = r.out
     rec = record_of(out)
     assert (rec.nprocs, rec.nmapped, rec.per_node) == (4, 2, 2)
     assert list(rec.world_rank) == [0, 1]  # the other two waited
@@ -122,15 +138,14 @@ def test_per_node_maps_the_first_ranks_of_each_node(tmp_path: Path) -> None:
     assert [row["rank"] for row in entry["ranks"]] == [0, 1]
 
 
-def test_one_oversubscribed_node_names_outliers_only_when_asked(tmp_path: Path) -> None:
+def test_one_oversubscribed_node_names_outliers_only_when_asked(jobs: Jobs) -> None:
     """4 ranks on this one node (2 cores: oversubscribed): the table and the warnings say
     that the pair figures judge no link, and nothing is named; --outliers both names them
     (any rank below the better half's median, at --threshold 0 --min-ratio 1), each with
     the figure the matrices show: a link its cell, a node the best cell of its row or
     column."""
-    quiet = tmp_path / "auto.h5"
-    r = mpirun(4, "map", "--all-ranks", *QUICK, "-o", str(quiet), timeout=180)
-    assert r.returncode == 0, r.stderr
+    r = ran(jobs, "quiet")
+    quiet = r.out
     note = "pair figures here do not judge links: every mapped rank is on one node"
     run = load(quiet)
     assert run.attrs["placement"]["nodes"] == 1
@@ -147,10 +162,8 @@ def test_one_oversubscribed_node_names_outliers_only_when_asked(tmp_path: Path) 
     assert entry["links_judged"] is False and entry["outliers"] == []
     assert entry["placement_note"].startswith(note)
 
-    asked = tmp_path / "asked.h5"
-    r = mpirun(4, "map", "--all-ranks", *QUICK, "--outliers", "both", "--threshold", "0",
-               "--min-ratio", "1", "-o", str(asked), timeout=180)
-    assert r.returncode == 0, r.stderr
+    r = ran(jobs, "asked")
+    asked = r.out
     rec = record_of(asked)
     found = rec.findings()
     assert rec.outlier_figures == "both" and found, r.stdout
@@ -171,43 +184,6 @@ def test_one_oversubscribed_node_names_outliers_only_when_asked(tmp_path: Path) 
             assert f.value in (best, col.max() if f.figure == BANDWIDTH else col.min()), f
         else:
             assert f.value == best, f
-
-
-def _bad(nprocs: int, *args: str) -> tuple[int, str]:
-    r = mpirun(nprocs, "map", *QUICK, *args, timeout=120)
-    return r.returncode, r.stderr
-
-
-@pytest.mark.parametrize("nprocs, args, message", [
-    (1, ["--all-ranks"], "beff map needs at least 2 processes (P = 1 has no pair)"),
-    (2, [], "beff map needs at least 2 ranks to map, got 1 (1 rank(s) per node; 2 rank(s) "
-            "on 1 node(s))"),
-    (2, ["--all-ranks", "--size", "1GiB", "--window", "1024"],
-     "--size 1 GiB with --window 1024 needs 2048.0 GiB of buffers per mapped rank, 2 on "),
-])
-def test_bad_input_under_mpi_is_one_line_and_exit_2(nprocs: int, args: list[str],
-                                                     message: str, tmp_path: Path) -> None:
-    code, err = _bad(nprocs, *args, "-o", str(tmp_path / "bad.h5"))
-    assert code == 2, err
-    lines = beff_lines(err) if is_open_mpi_cached() else err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"beff: error: {message}"), err
-    assert "Traceback" not in err
-    assert not (tmp_path / "bad.h5").exists()
-
-
-def test_samples_beyond_rank_0s_memory_are_one_line_and_exit_2(tmp_path: Path) -> None:
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    reps = memory // 48 + 1  # 2 ranks, 1 shift, 3 figures x 8 B: 48 B a sample
-    if reps > 10**9:
-        pytest.skip("this host's memory holds the most samples --repetitions allows")
-    code, err = _bad(2, "--all-ranks", "--repetitions", str(reps), "-o",
-                     str(tmp_path / "bad.h5"))
-    assert code == 2, err
-    lines = beff_lines(err) if is_open_mpi_cached() else err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("beff: error: beff map would hold ") and \
-        f"of samples on rank 0 (3 figures x 1 shifts x 2 ranks x {reps} samples x 8 B)" \
-        in lines[0], err
 
 
 def test_a_stopped_rank_trips_the_watchdog(tmp_path: Path) -> None:

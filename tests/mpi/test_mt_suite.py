@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from beff.results.archive import load
-from tests.mpirun import beff, beff_lines, mpirun
+from tests.mpirun import Runs, beff, beff_lines, mpirun, runs
 
 pytestmark = [pytest.mark.mpi, pytest.mark.openmpi]  # also in the Open MPI tier of the tests
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "imb-samples" / \
@@ -36,11 +36,21 @@ def _imb_lines(text: str) -> list[str]:
     return lines
 
 
-def test_imb_text_matches_the_sample_line_for_line(tmp_path: Path) -> None:
-    """The sample's own command, with OMP_NUM_THREADS=1 as the sample ran (threads: 1)."""
-    r = mpirun(2, "imb", "mt", "-thread_level", "multiple", "-count", "1,64", "-repeat", "100",
-               "-warmup", "10", "PingPongMT", "BarrierMT", "-o", str(tmp_path / "x.h5"),
-               "--format", "imb", env={"OMP_NUM_THREADS": "1"}, timeout=120)
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    """The sample's own command, with OMP_NUM_THREADS=1 as the sample ran (threads: 1), and
+    -threads 2 (which OMP_NUM_THREADS does not override): one job at 2 ranks
+    (tests/mpi/runs_script.py)."""
+    return runs(2, {"sample": ["imb", "mt", "-thread_level", "multiple", "-count", "1,64",
+                               "-repeat", "100", "-warmup", "10", "PingPongMT", "BarrierMT",
+                               "--format", "imb"],
+                    "threads": ["imb", "mt", *QUICK, "-threads", "2", "--check", "--format",
+                                "json"]},
+                tmp_path_factory.mktemp("mt"), env={"OMP_NUM_THREADS": "1"})
+
+
+def test_imb_text_matches_the_sample_line_for_line(two_ranks: Runs) -> None:
+    r = two_ranks["sample"]
     assert r.returncode == 0, r.stderr
     ours, theirs = _imb_lines(r.stdout), _imb_lines(SAMPLE.read_text())
     assert len(ours) == len(theirs), r.stdout
@@ -52,15 +62,14 @@ def test_imb_text_matches_the_sample_line_for_line(tmp_path: Path) -> None:
             assert len(a) == len(b) and _normalize(a) == _normalize(b)
         else:
             assert a == b
-    record = load(tmp_path / "x.h5")
+    record = load(r.out)
     assert record.attrs["derived"]["threads"] == 1
     assert record.attrs["derived"]["threads_from"] == "OMP_NUM_THREADS"
 
 
-def test_two_threads_per_rank_keep_a_thread_axis_in_the_file(tmp_path: Path) -> None:
-    out = tmp_path / "mt.h5"
-    r = mpirun(2, "imb", "mt", *QUICK, "-threads", "2", "--check", "-o", str(out),
-               "--format", "json", timeout=180)
+def test_two_threads_per_rank_keep_a_thread_axis_in_the_file(two_ranks: Runs) -> None:
+    r = two_ranks["threads"]
+    out = r.out
     assert r.returncode == 0, r.stderr
     shown = beff("show", str(out), "--format", "json")
     assert shown.returncode == 0 and shown.stdout == r.stdout

@@ -1,5 +1,6 @@
 """IMB-NBC and IMB-MPI4 under real MPI at 1-4 ranks: every benchmark, --check, both backends,
-an injected defect, and a library without the persistent collectives."""
+an injected defect, and a library without the persistent collectives. The runs share one
+job per process count (tests/mpi/runs_script.py)."""
 
 from __future__ import annotations
 
@@ -16,21 +17,46 @@ from beff.bench.schedule import process_counts
 from beff.results import stats
 from beff.results.archive import load
 from beff.results.model import Measurement
-from tests.mpirun import mpirun
+from tests.mpirun import Jobs, mpirun
 
 pytestmark = pytest.mark.mpi
 
-QUICK = ["-msglog", "1:3", "-time", "5", "-iter", "10"]
+# Few sizes and repetitions, fixed: no time budget to run out on a loaded node.
+QUICK = ["-msglog", "1:3", "-iter", "10", "-iter_policy", "off", "-time", "600"]
 NBC = [s.name for s in load_suite("nbc").values() if s.default]
 MPI4 = [s.name for s in load_suite("mpi4").values() if s.default]
 OVERLAP_KEYS = ("t_ovrl_us", "t_pure_us", "t_cpu_us", "overlap_pct")
+PURE = ["Ibcast_pure", "Ireduce_pure", "Ialltoallv_pure", "Ibarrier_pure"]
+BY_PYTHON = ["Ibcast", "Iallreduce", "Ibarrier"]
+CORRUPTED = {"nbc": ["Ibcast", "Igather", "Iscatterv", "Ialltoall", "Iallreduce"],
+             "mpi4": ["Bcast_persist", "Gatherv_persist", "Reduce_scatter_persist"]}
+# The runs of this module but one: one job per process count, one for rank 0's corrupted
+# messages (tests/mpi/runs_script.py). Name: (suite, flags).
+JOBS: list[tuple[int, dict[str, tuple[str, list[str]]], dict[str, str | None] | None]] = [
+    (1, {"nbc-1": ("nbc", ["--check", "--format", "json"])}, None),
+    (2, {"nbc-2": ("nbc", ["--check", "--format", "json"]),
+         "pure": ("nbc", ["--format", "csv", *PURE]),
+         "python": ("nbc", ["--backend", "python", "--check", *BY_PYTHON])}, None),
+    (3, {"nbc-3": ("nbc", ["--check", "--format", "json"])}, None),
+    (4, {"mpi4": ("mpi4", ["--check", "--format", "imb", "-msglog", "2:3"]),
+         # -multi 1 at 4 ranks: two groups of 2 run Ibcast side by side
+         "multi": ("nbc", ["-multi", "1", "-npmin", "2", "--format", "imb", "Ibcast"])}, None),
+    (2, {f"{suite} corrupted": (suite, ["--check", *names])
+         for suite, names in CORRUPTED.items()}, {"BEFF_TEST_CORRUPT": "1"}),
+]
 
 
-def run(suite: str, nprocs: int, out: Path, *args: str, env: dict[str, str | None] | None = None,
-        timeout: float = 240) -> str:
-    r = mpirun(nprocs, "imb", suite, *QUICK, *args, "-o", str(out), timeout=timeout, env=env)
-    assert r.returncode == 0, r.stderr
-    return r.stdout
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory: pytest.TempPathFactory) -> Jobs:
+    return Jobs(tmp_path_factory.mktemp, "nbc", [
+        (nprocs, {name: ["imb", suite, *QUICK, *args]
+                  for name, (suite, args) in commands.items()}, env)
+        for nprocs, commands, env in JOBS])
+
+
+def run(jobs: Jobs, name: str) -> tuple[str, Path]:
+    r = jobs.ok(name)
+    return r.stdout, r.out
 
 
 def assert_overlap_sound(m: Measurement) -> None:
@@ -52,9 +78,9 @@ def assert_overlap_sound(m: Measurement) -> None:
 
 
 @pytest.mark.parametrize("nprocs", [1, 2, 3])
-def test_nbc_default_list_checked(nprocs: int, tmp_path: Path) -> None:
-    out = tmp_path / "nbc.h5"
-    doc = json.loads(run("nbc", nprocs, out, "--check", "--format", "json"))
+def test_nbc_default_list_checked(nprocs: int, jobs: Jobs) -> None:
+    stdout, out = run(jobs, f"nbc-{nprocs}")
+    doc = json.loads(stdout)
     counts = process_counts(nprocs, 2)
     rows = {(r["benchmark"], r["nprocs"]): r["rows"] for r in doc["results"]}
     assert set(rows) == {(name, c) for name in NBC for c in counts}
@@ -74,9 +100,8 @@ def test_nbc_default_list_checked(nprocs: int, tmp_path: Path) -> None:
             assert m.sizes.tolist() == expected, m.benchmark
 
 
-def test_mpi4_default_list_at_4_ranks(tmp_path: Path) -> None:
-    out = tmp_path / "mpi4.h5"
-    text = run("mpi4", 4, out, "--check", "--format", "imb", "-msglog", "2:3")
+def test_mpi4_default_list_at_4_ranks(jobs: Jobs) -> None:
+    text, out = run(jobs, "mpi4")
     assert "MPI-4 part" in text and "Allgather_persist" not in text
     record = load(out)
     seen = {(m.benchmark, m.nprocs) for m in record.measurements}
@@ -87,10 +112,9 @@ def test_mpi4_default_list_at_4_ranks(tmp_path: Path) -> None:
             assert not m.defects.any(), m.benchmark
 
 
-def test_pure_variants_have_imb_range_tables(tmp_path: Path) -> None:
-    out = tmp_path / "pure.h5"
-    names = ["Ibcast_pure", "Ireduce_pure", "Ialltoallv_pure", "Ibarrier_pure"]
-    text = run("nbc", 2, out, "--format", "csv", *names)
+def test_pure_variants_have_imb_range_tables(jobs: Jobs) -> None:
+    text, out = run(jobs, "pure")
+    names = PURE
     rows = list(csv.DictReader(io.StringIO(text)))
     assert {r["benchmark"] for r in rows} == set(names)
     for r in rows:
@@ -104,24 +128,20 @@ def test_pure_variants_have_imb_range_tables(tmp_path: Path) -> None:
         np.testing.assert_allclose(got, want * 1e6, rtol=1e-6, err_msg=m.benchmark)
 
 
-@pytest.mark.parametrize("suite,names", [
-    ("nbc", ["Ibcast", "Igather", "Iscatterv", "Ialltoall", "Iallreduce"]),
-    ("mpi4", ["Bcast_persist", "Gatherv_persist", "Reduce_scatter_persist"]),
-])
-def test_check_finds_an_injected_defect(suite: str, names: list[str], tmp_path: Path) -> None:
+@pytest.mark.parametrize("suite", sorted(CORRUPTED))
+def test_check_finds_an_injected_defect(suite: str, jobs: Jobs) -> None:
     """Rank 0 corrupts its send pattern: every benchmark where another rank checks what rank
     0 sent must count defects."""
-    out = tmp_path / "bad.h5"
-    run(suite, 2, out, "--check", *names, env={"BEFF_TEST_CORRUPT": "1"})
+    _, out = run(jobs, f"{suite} corrupted")
     record = load(out)
+    assert [m.benchmark for m in record.measurements] == CORRUPTED[suite]
     for m in record.measurements:
         assert m.defects is not None and m.defects[m.sizes > 0].all(), m.benchmark
 
 
-def test_python_backend_agrees_on_the_layout(tmp_path: Path) -> None:
-    out = tmp_path / "py.h5"
-    names = ["Ibcast", "Iallreduce", "Ibarrier"]
-    run("nbc", 2, out, "--backend", "python", "--check", *names)
+def test_python_backend_agrees_on_the_layout(jobs: Jobs) -> None:
+    _, out = run(jobs, "python")
+    names = BY_PYTHON
     record = load(out)
     assert record.attrs["overhead"]["backend"] == "python"
     assert [m.benchmark for m in record.measurements] == names
@@ -149,11 +169,10 @@ def test_library_without_persistent_collectives(tmp_path: Path) -> None:
     assert any("not run" in w for w in record.attrs["warnings"])
 
 
-def test_multi_groups_get_their_own_overlap_rows(tmp_path: Path) -> None:
+def test_multi_groups_get_their_own_overlap_rows(jobs: Jobs) -> None:
     """-multi 1 at 4 ranks: two groups of 2 run Ibcast side by side; each group's row holds
     the figures of its own slowest rank."""
-    out = tmp_path / "multi.h5"
-    text = run("nbc", 4, out, "-multi", "1", "-npmin", "2", "--format", "imb", "Ibcast")
+    text, out = run(jobs, "multi")
     assert "# Benchmarking Multi-Ibcast " in text
     titles = "".join(f"{t:>13}" for t in ("Group", "#bytes", "#repetitions", "t_ovrl[usec]",
                                             "t_pure[usec]", "t_CPU[usec]", " overlap[%]"))

@@ -1,4 +1,5 @@
-"""IMB-EXT and IMB-RMA under real MPI at 1-4 ranks: every default benchmark in both modes,
+"""IMB-EXT and IMB-RMA under real MPI at 1-4 ranks (the runs share a few jobs:
+tests/mpi/runs_script.py): every default benchmark in both modes,
 --check (clean and with an injected defect), both backends, -aggregate_mode, -multi, and the
 IMB layout of a live run."""
 
@@ -13,20 +14,52 @@ import pytest
 from beff.bench.registry import AGGREGATE, NON_AGGREGATE, load_suite
 from beff.bench.schedule import process_counts
 from beff.results.archive import load
-from tests.mpirun import is_open_mpi, mpirun
+from tests.mpirun import Jobs, is_open_mpi, mpirun
 
 pytestmark = pytest.mark.mpi
 
 QUICK = ["-msglog", "0:3", "-time", "5", "-iter", "20"]
 EXT = load_suite("ext")
 RMA = load_suite("rma")
+CORRUPTED = ["Unidir_put", "Accumulate", "Fetch_and_op", "Compare_and_swap"]
+# The runs of this module but two: one job per process count, one for rank 0's corrupted
+# data, one for a library without MPI-3's one-sided calls (tests/mpi/runs_script.py; one
+# suite of one-sided ones, as a job sets Open MPI's one-sided workaround at its start).
+# Name: (suite, flags).
+JOBS: list[tuple[int, dict[str, tuple[str, list[str]]], dict[str, str | None] | None]] = [
+    (2, {"ext-2": ("ext", ["--check", "--format", "json"]),
+         "rma-2": ("rma", ["--check", "--format", "json"]),
+         "origin": ("rma", ["Unidir_put", "One_put_all", "-iter", "40,40,7", "-iter_policy",
+                            "off", "--batches", "4"]),
+         "nonaggregate": ("ext", ["Unidir_Put", "Window", "-iter", "50,40,7", "-iter_policy",
+                                  "dynamic", "-aggregate_mode", "non_aggregate", "--format",
+                                  "imb"])}, None),
+    (3, {"ext-3": ("ext", ["--check", "--format", "json"]),
+         "truly passive": ("rma", ["Truly_passive_put", "-msglog", "2:3", "--format", "imb"])},
+     None),
+    (4, {"rma-4": ("rma", ["--check", "--format", "json"]),
+         "python multi": ("ext", ["Bidir_Get", "Accumulate", "-multi", "1", "--backend",
+                                  "python", "--check", "-msglog", "2:3", "--format", "imb"])},
+     None),
+    (2, {"corrupted": ("rma", [*CORRUPTED, "-msglog", "3:3", "--check", "--format", "csv"])},
+     {"BEFF_TEST_CORRUPT": "1"}),
+    (2, {"ext without": ("ext", ["Unidir_Put"]),
+         "rma without": ("rma", ["Unidir_put", "Exchange_get"])},
+     {"BEFF_TEST_HIDE_MPI": "Win_flush"}),
+]
 
 
-def run(suite: str, nprocs: int, out: Path, *args: str, env: dict[str, str | None] | None = None,
-        timeout: float = 300) -> str:
-    r = mpirun(nprocs, "imb", suite, *QUICK, *args, "-o", str(out), timeout=timeout, env=env)
-    assert r.returncode == 0, r.stderr
-    return r.stdout
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory: pytest.TempPathFactory) -> Jobs:
+    return Jobs(tmp_path_factory.mktemp, "onesided", [
+        (nprocs, {name: ["imb", suite, *QUICK, *args]
+                  for name, (suite, args) in commands.items()}, env)
+        for nprocs, commands, env in JOBS])
+
+
+def ran(jobs: Jobs, name: str) -> tuple[str, Path]:
+    r = jobs.ok(name)
+    return r.stdout, r.out
 
 
 def expected_runs(suite: str, nprocs: int) -> set[tuple[str, str, int]]:
@@ -41,9 +74,9 @@ def expected_runs(suite: str, nprocs: int) -> set[tuple[str, str, int]]:
 
 
 @pytest.mark.parametrize(("suite", "nprocs"), [("ext", 2), ("ext", 3), ("rma", 2), ("rma", 4)])
-def test_default_list_checked(suite: str, nprocs: int, tmp_path: Path) -> None:
-    out = tmp_path / f"{suite}.h5"
-    doc = json.loads(run(suite, nprocs, out, "--check", "--format", "json"))
+def test_default_list_checked(suite: str, nprocs: int, jobs: Jobs) -> None:
+    stdout, out = ran(jobs, f"{suite}-{nprocs}")
+    doc = json.loads(stdout)
     runs = {(r["benchmark"], r["mode"], r["nprocs"]): r["rows"] for r in doc["results"]}
     assert set(runs) == expected_runs(suite, nprocs)
     for key, rows in runs.items():
@@ -68,13 +101,11 @@ def test_default_list_checked(suite: str, nprocs: int, tmp_path: Path) -> None:
         assert np.all((m.repetitions >= 1) & (m.repetitions <= 20)), m.benchmark
 
 
-def test_origin_only_timing_and_modes(tmp_path: Path) -> None:
+def test_origin_only_timing_and_modes(jobs: Jobs) -> None:
     """RMA times its origins only (the target's time is NaN, left out of t_min/t_max/t_avg,
     as IMB's -1); -iter_policy off uses msgspersample in both modes; a sample is one batch
     whatever --batches says (each batch would take the lock again)."""
-    out = tmp_path / "rma.h5"
-    run("rma", 2, out, "Unidir_put", "One_put_all", "-iter", "40,40,7", "-iter_policy", "off",
-        "--batches", "4")
+    _, out = ran(jobs, "origin")
     by = {(m.benchmark, m.mode): m for m in load(out).measurements}
     nonagg, agg = by[("Unidir_put", NON_AGGREGATE)], by[("Unidir_put", AGGREGATE)]
     for m in (nonagg, agg, by[("One_put_all", "")]):
@@ -85,10 +116,8 @@ def test_origin_only_timing_and_modes(tmp_path: Path) -> None:
         assert (m.batch_iters[:, 0] > 0).sum(axis=-1).tolist() == [1] * 5, m.benchmark
 
 
-def test_nonaggregate_start_count_and_aggregate_mode_flag(tmp_path: Path) -> None:
-    out = tmp_path / "ext.h5"
-    text = run("ext", 2, out, "Unidir_Put", "Window", "-iter", "50,40,7", "-iter_policy",
-               "dynamic", "-aggregate_mode", "non_aggregate", "--format", "imb")
+def test_nonaggregate_start_count_and_aggregate_mode_flag(jobs: Jobs) -> None:
+    text, out = ran(jobs, "nonaggregate")
     assert "MODE: NON-AGGREGATE" in text and "MODE: AGGREGATE" not in text
     by = {m.benchmark: m for m in load(out).measurements}
     assert by["Unidir_Put"].mode == NON_AGGREGATE and by["Window"].mode == ""
@@ -96,22 +125,18 @@ def test_nonaggregate_start_count_and_aggregate_mode_flag(tmp_path: Path) -> Non
     assert by["Unidir_Put"].repetitions.max() <= 7 and by["Window"].repetitions.max() <= 7
 
 
-def test_injected_defect_is_reported(tmp_path: Path) -> None:
-    out = tmp_path / "rma.h5"
-    text = run("rma", 2, out, "Unidir_put", "Accumulate", "Fetch_and_op", "Compare_and_swap",
-               "-msglog", "3:3", "--check", "--format", "csv", env={"BEFF_TEST_CORRUPT": "1"})
+def test_injected_defect_is_reported(jobs: Jobs) -> None:
+    text, _ = ran(jobs, "corrupted")
     rows = [line.split(",") for line in text.strip().splitlines()]
     header = rows[0]
     col = {name: header.index(name) for name in ("benchmark", "bytes", "defects")}
     bad = {r[col["benchmark"]] for r in rows[1:] if int(r[col["bytes"]]) > 0
            and float(r[col["defects"]]) > 0}
-    assert bad == {"Unidir_put", "Accumulate", "Fetch_and_op", "Compare_and_swap"}
+    assert bad == set(CORRUPTED)
 
 
-def test_python_backend_and_multi(tmp_path: Path) -> None:
-    out = tmp_path / "ext.h5"
-    text = run("ext", 4, out, "Bidir_Get", "Accumulate", "-multi", "1", "--backend", "python",
-               "--check", "-msglog", "2:3", "--format", "imb")
+def test_python_backend_and_multi(jobs: Jobs) -> None:
+    text, out = ran(jobs, "python multi")
     assert "# Benchmarking Multi-Bidir_Get" in text
     record = load(out)
     assert record.attrs["overhead"]["backend"] == "python"
@@ -120,9 +145,8 @@ def test_python_backend_and_multi(tmp_path: Path) -> None:
     assert all(int(m.defects.sum()) == 0 for m in record.measurements)
 
 
-def test_truly_passive_put_stores_both_times(tmp_path: Path) -> None:
-    out = tmp_path / "rma.h5"
-    text = run("rma", 3, out, "Truly_passive_put", "-msglog", "2:3", "--format", "imb")
+def test_truly_passive_put_stores_both_times(jobs: Jobs) -> None:
+    text, out = ran(jobs, "truly passive")
     assert "t_pure[usec] t_ovrl[usec]" in text
     assert "( 1 additional process waiting in MPI_Barrier)" in text
     (m,) = load(out).measurements
@@ -133,23 +157,15 @@ def test_truly_passive_put_stores_both_times(tmp_path: Path) -> None:
     assert np.all(m.prepared["cpu_units"][:, 1] >= 1)  # the target's computation per put
 
 
-def test_flags_ext_lacks_are_refused(tmp_path: Path) -> None:
-    r = mpirun(2, "imb", "ext", "-data_type", "int", "-o", str(tmp_path / "x.h5"), timeout=120)
-    assert r.returncode == 2
-    assert "-data_type is not an option of IMB-EXT" in r.stderr
-    assert "Traceback" not in r.stderr
-
-
-def test_library_without_mpi3_rma(tmp_path: Path) -> None:
+def test_library_without_mpi3_rma(jobs: Jobs) -> None:
     """An MPI-2 library (here: MPI_Win_flush hidden) runs IMB-EXT, and IMB-RMA says per
     benchmark that it cannot run, without a crash."""
-    hide = {"BEFF_TEST_HIDE_MPI": "Win_flush"}
-    run("ext", 2, tmp_path / "ext.h5", "Unidir_Put", env=hide)
-    r = mpirun(2, "imb", "rma", *QUICK, "Unidir_put", "Exchange_get", "-o",
-               str(tmp_path / "rma.h5"), timeout=300, env=hide)
+    _, ext = ran(jobs, "ext without")
+    assert {m.status[0] for m in load(ext).measurements} == {"ok"}
+    r = jobs["rma without"]
     assert r.returncode == 0, r.stderr
     assert "Unidir_put not run: the MPI library lacks MPI_Win_flush" in r.stdout + r.stderr
-    assert {m.status[0] for m in load(tmp_path / "rma.h5").measurements} == {"unsupported"}
+    assert {m.status[0] for m in load(r.out).measurements} == {"unsupported"}
 
 
 @pytest.mark.parametrize("user_value", [None, "4"])

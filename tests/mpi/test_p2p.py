@@ -1,4 +1,5 @@
-"""IMB-MPI1 point-to-point under real MPI at 1, 2, 3 and 4 ranks."""
+"""IMB-MPI1 point-to-point under real MPI at 1, 2, 3 and 4 ranks. The runs whose output is
+all a test checks share one job per process count (tests/mpi/runs_script.py)."""
 
 from __future__ import annotations
 
@@ -13,23 +14,56 @@ import pytest
 
 from beff.results import stats
 from beff.results.archive import load
-from tests.mpirun import beff, is_open_mpi_cached, launcher, mpi_env, mpirun, on_a_pty
+from tests.mpirun import (
+    Jobs,
+    beff,
+    is_open_mpi_cached,
+    launcher,
+    mpi_env,
+    mpirun,
+    on_a_pty,
+)
 
 pytestmark = pytest.mark.mpi
-QUICK = ["-msglog", "0:4", "-time", "1", "-iter", "50"]
+# Fixed repetitions: no time budget to run out on a loaded node.
+QUICK = ["-msglog", "0:4", "-iter", "50", "-iter_policy", "off", "-time", "600"]
+PT2PT = ["PingPong", "PingPing", "Sendrecv", "Exchange"]
+# The runs that only need their output checked: one job per process count, and one for the
+# runs with rank 0's corrupted messages (tests/mpi/runs_script.py).
+JOBS: list[tuple[int, dict[str, list[str]], dict[str, str | None] | None]] = [
+    (1, {"no pair": ["PingPong", "Sendrecv"], "nothing": ["PingPong", "PingPing"]}, None),
+    (2, {"pt2pt-2": PT2PT, "json": ["PingPong", "--format", "json"],
+         "csv": ["PingPong", "--format", "csv"],
+         "off cache": ["PingPong", "Sendrecv", "Exchange", "-off_cache", "1,64", "--check"]},
+     None),
+    (3, {"pt2pt-3": PT2PT,
+         "opt in": ["Uniband", "Biband", "PingPongAnySource", "PingPingAnySource",
+                    "PingPongSpecificSource", "PingPingSpecificSource", "-window_size", "4",
+                    "--format", "imb"]}, None),
+    (4, {"pt2pt-4": PT2PT,
+         "imb": ["-msglog", "0:16", "-npmin", "2", *PT2PT, "--format", "imb"],
+         "multi": ["-multi", "1", "PingPong", "Sendrecv", "--format", "imb"],
+         "map": ["-map", "2x2", "PingPong", "--format", "imb"]}, None),
+    (2, {"bands corrupt": ["-window_size", "4", "--check", "Uniband", "Biband"],
+         "check corrupt": ["PingPong", "Sendrecv", "--check"]}, {"BEFF_TEST_CORRUPT": "1"}),
+]
 
 
-def run(nprocs: int, tmp_path: Path, *args: str, timeout: float = 90) -> tuple[str, Path]:
-    out = tmp_path / f"np{nprocs}-{len(list(tmp_path.glob('*.h5')))}.h5"  # a new file each
-    r = mpirun(nprocs, "imb", "mpi1", *QUICK, *args, "-o", str(out), timeout=timeout)
-    assert r.returncode == 0, r.stderr
-    return r.stdout, out
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory: pytest.TempPathFactory) -> Jobs:
+    return Jobs(tmp_path_factory.mktemp, "p2p", [
+        (nprocs, {name: ["imb", "mpi1", *QUICK, *args] for name, args in commands.items()}, env)
+        for nprocs, commands, env in JOBS])
+
+
+def done(jobs: Jobs, name: str) -> tuple[str, Path]:
+    r = jobs.ok(name)
+    return r.stdout, r.out
 
 
 @pytest.mark.parametrize("nprocs", [2, 3, 4])
-def test_point_to_point_set(nprocs: int, tmp_path: Path) -> None:
-    names = ["PingPong", "PingPing", "Sendrecv", "Exchange"]
-    _, path = run(nprocs, tmp_path, *names)
+def test_point_to_point_set(nprocs: int, jobs: Jobs) -> None:
+    _, path = done(jobs, f"pt2pt-{nprocs}")
     record = load(path)
     got = {(m.benchmark, m.nprocs): m for m in record.measurements}
     counts = [2, nprocs] if nprocs > 2 else [2]
@@ -54,26 +88,22 @@ def test_point_to_point_set(nprocs: int, tmp_path: Path) -> None:
     assert record.attrs["overhead"]["wtime"] > 0
 
 
-def test_one_rank_has_no_pair(tmp_path: Path) -> None:
-    _, path = run(1, tmp_path, "PingPong", "Sendrecv")
+def test_one_rank_has_no_pair(jobs: Jobs) -> None:
+    _, path = done(jobs, "no pair")
     record = load(path)
     assert [(m.benchmark, m.nprocs) for m in record.measurements] == [("Sendrecv", 1)]
 
 
-def test_one_rank_says_why_nothing_was_measured(tmp_path: Path) -> None:
-    out = tmp_path / "none.h5"
-    r = mpirun(1, "imb", "mpi1", *QUICK, "PingPong", "PingPing", "-o", str(out), timeout=60)
+def test_one_rank_says_why_nothing_was_measured(jobs: Jobs) -> None:
+    r = jobs["nothing"]
     assert r.returncode == 0, r.stderr
     assert ("nothing was measured on 1 process: PingPong needs 2, PingPing needs 2; run with "
             "more ranks") in " ".join(r.stderr.split())
-    assert load(out).measurements == []
+    assert load(r.out).measurements == []
 
 
-def test_check_finds_a_corrupted_message_in_the_bandwidth_benchmarks(tmp_path: Path) -> None:
-    out = tmp_path / "band.h5"
-    r = mpirun(2, "imb", "mpi1", *QUICK, "-window_size", "4", "--check", "Uniband", "Biband",
-               "-o", str(out), env={"BEFF_TEST_CORRUPT": "1"}, timeout=60)
-    assert r.returncode == 0, r.stderr
+def test_check_finds_a_corrupted_message_in_the_bandwidth_benchmarks(jobs: Jobs) -> None:
+    _, out = done(jobs, "bands corrupt")
     got = {m.benchmark: m for m in load(out).measurements}
     assert set(got) == {"Uniband", "Biband"}
     for m in got.values():
@@ -81,10 +111,8 @@ def test_check_finds_a_corrupted_message_in_the_bandwidth_benchmarks(tmp_path: P
         assert int(m.defects[0]) == 0 and (m.defects[1:] > 0).all(), (m.benchmark, m.defects)
 
 
-def test_opt_in_benchmarks_and_message_rate(tmp_path: Path) -> None:
-    names = ["Uniband", "Biband", "PingPongAnySource", "PingPingAnySource",
-             "PingPongSpecificSource", "PingPingSpecificSource"]
-    stdout, path = run(3, tmp_path, *names, "-window_size", "4", "--format", "imb")
+def test_opt_in_benchmarks_and_message_rate(jobs: Jobs) -> None:
+    stdout, path = done(jobs, "opt in")
     record = load(path)
     by = {(m.benchmark, m.nprocs) for m in record.measurements}
     assert ("Uniband", 2) in by and ("Biband", 2) in by and ("Uniband", 3) not in by
@@ -94,59 +122,51 @@ def test_opt_in_benchmarks_and_message_rate(tmp_path: Path) -> None:
     assert s.msg_per_sec[1] == pytest.approx(4 / (s.t_max[1] * 1e-6), rel=1e-9)
 
 
-def test_imb_format_from_issue_acceptance(tmp_path: Path) -> None:
-    stdout, path = run(4, tmp_path, "-msglog", "0:16", "-npmin", "2", "PingPong", "PingPing",
-                       "Sendrecv", "Exchange", "--format", "imb", timeout=240)
+def test_imb_format_from_issue_acceptance(jobs: Jobs) -> None:
+    stdout, path = done(jobs, "imb")
     assert stdout.count("# Benchmarking PingPong \n# #processes = 2 \n"
                         "# ( 2 additional processes waiting in MPI_Barrier)") == 1
     assert "# Benchmarking Exchange \n# #processes = 4 \n" in stdout
     assert stdout.rstrip().endswith("# All processes entering MPI_Finalize")
     assert "       #bytes #repetitions      t[usec]   Mbytes/sec" in stdout
     assert "        65536" in stdout
-    shown = mpirun  # noqa: F841 - the same file renders without MPI:
-    from tests.mpirun import beff
-
-    r = beff("show", str(path), "--format", "imb")
+    r = beff("show", str(path), "--format", "imb")  # the same file renders without MPI
     assert r.returncode == 0 and "# Benchmarking Sendrecv" in r.stdout
 
 
-def test_multi_and_map(tmp_path: Path) -> None:
-    stdout, path = run(4, tmp_path, "-multi", "1", "PingPong", "Sendrecv", "--format", "imb")
+def test_multi_and_map(jobs: Jobs) -> None:
+    stdout, path = done(jobs, "multi")
     assert "# Benchmarking Multi-PingPong \n# ( 2 groups of 2 processes each running " \
            "simultaneous ) \n# Group  0:     0    1\n# \n# Group  1:     2    3\n" in stdout
     record = load(path)
     pp = next(m for m in record.measurements if m.benchmark == "PingPong")
     assert pp.ngroups == 2 and sorted(pp.group.tolist()) == [0, 0, 1, 1]
-    stdout, path = run(4, tmp_path, "-map", "2x2", "PingPong", "--format", "imb")
+    stdout, path = done(jobs, "map")
     assert "# ( 2 additional processes waiting in MPI_Barrier)" in stdout
     pp = load(path).measurements[0]
     # -map 2x2 transposes the rank order: the pair is world ranks 0 and 2.
     assert pp.world_ranks.tolist() == [0, 2]
 
 
-def test_json_and_csv_outputs_are_clean(tmp_path: Path) -> None:
-    stdout, _ = run(2, tmp_path, "PingPong", "--format", "json")
+def test_json_and_csv_outputs_are_clean(jobs: Jobs) -> None:
+    stdout, _ = done(jobs, "json")
     doc = json.loads(stdout)  # nothing but JSON on stdout
     rows = doc["results"][0]["rows"]
     assert rows[0]["bytes"] == 0 and rows[-1]["bytes"] == 16
     assert doc["units"]["bandwidth"].startswith("MB/s")
-    stdout, _ = run(2, tmp_path, "PingPong", "--format", "csv")
+    stdout, _ = done(jobs, "csv")
     lines = stdout.strip().splitlines()
     assert lines[0].startswith("suite,benchmark,nprocs") and len(lines) == 7
 
 
-def test_off_cache_and_check_mode(tmp_path: Path) -> None:
-    _, path = run(2, tmp_path, "PingPong", "Sendrecv", "Exchange", "-off_cache", "1,64",
-                  "--check")
+def test_off_cache_and_check_mode(jobs: Jobs) -> None:
+    _, path = done(jobs, "off cache")
     for m in load(path).measurements:
         assert m.checked and m.defects is not None and int(m.defects.sum()) == 0
 
 
-def test_check_mode_reports_injected_corruption(tmp_path: Path) -> None:
-    out = tmp_path / "bad.h5"
-    r = mpirun(2, "imb", "mpi1", *QUICK, "PingPong", "Sendrecv", "--check", "-o", str(out),
-               env={"BEFF_TEST_CORRUPT": "1"})
-    assert r.returncode == 0, r.stderr
+def test_check_mode_reports_injected_corruption(jobs: Jobs) -> None:
+    _, out = done(jobs, "check corrupt")
     for m in load(out).measurements:
         assert m.defects is not None and int(m.defects[1:].min()) > 0
 
@@ -169,7 +189,7 @@ def test_thread_level_and_toml_config_are_recorded(tmp_path: Path) -> None:
     toml.write_text("time = 0.7\nmsglog_max = 3\n")
     out = tmp_path / "cfg.h5"
     r = mpirun(2, "imb", "mpi1", "-thread_level", "multiple", "--config", str(toml),
-               "-iter", "20", "PingPong", "-o", str(out), timeout=60)
+               "-iter", "20", "-iter_policy", "off", "PingPong", "-o", str(out), timeout=60)
     assert r.returncode == 0, r.stderr
     record = load(out)
     assert record.attrs["mpi"]["thread_level"] == "multiple"

@@ -1,5 +1,6 @@
 """IMB-P2P (``beff imb p2p``) under mpiexec: every format, IMB-P2P's layout, its partners as
-the pure module says, --check, and bad input."""
+the pure module says, --check, and bad input. The runs share one job per process count
+(tests/mpi/runs_script.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from beff.imb.p2p import partners
 from beff.results.archive import load
-from tests.mpirun import beff, beff_lines, mpirun
+from tests.mpirun import Jobs, Ran, beff, beff_lines
 
 pytestmark = pytest.mark.mpi
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "imb-samples" / \
@@ -20,14 +21,39 @@ SAMPLE = Path(__file__).resolve().parents[1] / "data" / "imb-samples" / \
 QUICK = ["-pause", "0"]
 ALL = ["PingPong", "PingPing", "Unirandom", "Birandom", "Corandom", "Stencil2D", "Stencil3D",
        "SendRecv_Replace"]
+CHECKED = ["-msglog", "3:4", "-iter", "5,1", *QUICK, "--check"]
+SAMPLED = ["-msglog", "0:4", "-iter", "200", "PingPong", "-pause", "0"]  # the sample's own
+# The runs of this module: one job per process count, one for rank 0's corrupted messages
+# (tests/mpi/runs_script.py), one for the sample's own command (the Open MPI tier's).
+JOBS: list[tuple[int, dict[str, list[str]], dict[str, str | None] | None]] = [
+    (1, {"one rank": ["-msglog", "0:1", *QUICK, "--format", "imb"]}, None),
+    (2, {**{fmt: ["-msglog", "0:4", "-iter", "200", *QUICK, "PingPong", "Stencil2D",
+                  "--format", fmt] for fmt in ("imb", "json", "csv", "table")},
+         "msglen": ["-msglen", "{dir}/sizes.txt", "-msgsz", "3", *QUICK, "-iter", "4",
+                    "PingPing", "--format", "imb"]}, None),
+    (2, {"sample": [*SAMPLED, "-o", "{dir}/sample.h5", "--format", "imb"]}, None),
+    (4, {"all eight": ["-msglog", "2:3", "-iter", "6,1", "-seed", "7", *QUICK, "--format",
+                       "imb"],
+         "clean": CHECKED}, None),
+    (4, {"corrupted": CHECKED}, {"BEFF_TEST_CORRUPT": "1"}),
+]
+
+
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory: pytest.TempPathFactory) -> Jobs:
+    return Jobs(tmp_path_factory.mktemp, "p2p", [
+        (nprocs, {name: ["imb", "p2p", *args] for name, args in commands.items()}, env)
+        for nprocs, commands, env in JOBS], files={"sizes.txt": "# sizes\n8\n1k\n"})
+
+
+def ran(jobs: Jobs, name: str) -> Ran:
+    return jobs.ok(name)
 
 
 @pytest.mark.parametrize("fmt", ["imb", "json", "csv", "table"])
-def test_every_format_and_show_prints_the_same(tmp_path: Path, fmt: str) -> None:
-    out = tmp_path / "p2p.h5"
-    r = mpirun(2, "imb", "p2p", "-msglog", "0:4", "-iter", "200", *QUICK, "PingPong",
-               "Stencil2D", "-o", str(out), "--format", fmt, timeout=120)
-    assert r.returncode == 0, r.stderr
+def test_every_format_and_show_prints_the_same(jobs: Jobs, fmt: str) -> None:
+    r = ran(jobs, fmt)
+    out = r.out
     shown = beff("show", str(out), "--format", fmt)
     assert shown.returncode == 0, shown.stderr
     if fmt != "table":  # a stored table adds the run's header
@@ -60,10 +86,8 @@ def _normalize(line: str) -> str:
 
 
 @pytest.mark.openmpi  # also in the Open MPI tier of the tests
-def test_imb_text_matches_the_sample_line_for_line(tmp_path: Path) -> None:
-    r = mpirun(2, "imb", "p2p", "-msglog", "0:4", "-iter", "200", "PingPong",
-               "-pause", "0", "-o", str(tmp_path / "x.h5"), "--format", "imb", timeout=120)
-    assert r.returncode == 0, r.stderr
+def test_imb_text_matches_the_sample_line_for_line(jobs: Jobs) -> None:
+    r = ran(jobs, "sample")
     ours, theirs = r.stdout.rstrip("\n").split("\n"), SAMPLE.read_text().rstrip("\n").split("\n")
     assert len(ours) == len(theirs)
     for a, b in zip(ours, theirs, strict=True):
@@ -71,8 +95,7 @@ def test_imb_text_matches_the_sample_line_for_line(tmp_path: Path) -> None:
         if b.startswith("#    Intel(R) MPI Benchmarks"):
             assert a.startswith("#    beff ") and a.endswith(", IMB-P2P part")
         elif b.startswith("# ./IMB-P2P"):  # the calling sequence: beff's own command
-            assert a.endswith(" imb p2p -msglog 0:4 -iter 200 PingPong -pause 0 -o "
-                              f"{tmp_path / 'x.h5'} --format imb")
+            assert a.endswith(f" imb p2p {' '.join(SAMPLED)} -o {r.out} --format imb")
         elif re.match(r"# (Machine|System|Release|Version|Date) ", b):
             assert a.split(":")[0] == b.split(":")[0]
         elif b and b[0] == " ":  # table rows and titles: fixed width, numbers aside
@@ -81,11 +104,9 @@ def test_imb_text_matches_the_sample_line_for_line(tmp_path: Path) -> None:
             assert _normalize(a) == _normalize(b)
 
 
-def test_all_eight_at_four_ranks_with_partners_from_the_seed(tmp_path: Path) -> None:
-    out = tmp_path / "all.h5"
-    r = mpirun(4, "imb", "p2p", "-msglog", "2:3", "-iter", "6,1", "-seed", "7", *QUICK,
-               "-o", str(out), "--format", "imb", timeout=180)
-    assert r.returncode == 0, r.stderr
+def test_all_eight_at_four_ranks_with_partners_from_the_seed(jobs: Jobs) -> None:
+    r = ran(jobs, "all eight")
+    out = r.out
     got = {m.benchmark: m for m in load(out).measurements}
     assert list(got) == ALL
     assert got["Stencil3D"].unsupported and "Stencil3D is invalid for 4 processes" in r.stdout
@@ -108,14 +129,10 @@ def test_all_eight_at_four_ranks_with_partners_from_the_seed(tmp_path: Path) -> 
     assert np.array_equal(got["Birandom"].prepared["messages"][0], 2 * per_rank)
 
 
-def test_check_finds_a_corrupted_message_in_every_benchmark(tmp_path: Path) -> None:
-    args = ["-msglog", "3:4", "-iter", "5,1", *QUICK, "--check"]
-    clean, bad = tmp_path / "clean.h5", tmp_path / "bad.h5"
-    r = mpirun(4, "imb", "p2p", *args, "-o", str(clean), timeout=180)
-    assert r.returncode == 0, r.stderr
-    r = mpirun(4, "imb", "p2p", *args, "-o", str(bad), env={"BEFF_TEST_CORRUPT": "1"},
-               timeout=180)
-    assert r.returncode == 0, r.stderr
+def test_check_finds_a_corrupted_message_in_every_benchmark(jobs: Jobs) -> None:
+    clean = ran(jobs, "clean").out
+    r = ran(jobs, "corrupted")
+    bad = r.out
     assert "-msgwr's writes into the send buffers are off" in r.stderr
     for m in load(clean).measurements:
         assert m.unsupported or (m.defects is not None and not m.defects.any()), m.benchmark
@@ -131,10 +148,8 @@ def test_check_finds_a_corrupted_message_in_every_benchmark(tmp_path: Path) -> N
     assert (uni.defects > 0).all() == (0 in last.values())
 
 
-def test_one_rank_lists_every_benchmark_as_imb_p2p_does(tmp_path: Path) -> None:
-    r = mpirun(1, "imb", "p2p", "-msglog", "0:1", *QUICK, "-o", str(tmp_path / "one.h5"),
-               "--format", "imb", timeout=120)
-    assert r.returncode == 0, r.stderr
+def test_one_rank_lists_every_benchmark_as_imb_p2p_does(jobs: Jobs) -> None:
+    r = ran(jobs, "one rank")
     assert "# !! Benchmark PingPong is invalid for 1 processes !!" in r.stdout
     assert "# !! Benchmark Unirandom invalid for 1 processes !!" in r.stdout
     assert "# !! Benchmark SendRecv_Replace is invalid for 1 process !!" in r.stdout
@@ -149,33 +164,23 @@ def test_one_rank_lists_every_benchmark_as_imb_p2p_does(tmp_path: Path) -> None:
     (["-msgrd", "maybe"], "-msgrd expects one of"),
     (["-msgsz", "4x"], "-msgsz: not a message length: '4x'"),
     (["-seed", "-2"], "-seed must be between 0 and"),
-    (["-npmin", "2"], "-npmin is not an option of IMB-P2P"),
-    (["-msglen", "{tmp}/none.txt"], "-msglen: cannot read"),
-    (["-msglen", "{tmp}/sizes.txt", "-msglog", "3"], "-msglen and -msglog cannot be combined"),
     (["Frobnicate"], "unknown benchmark 'Frobnicate' in suite p2p"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str],
                                           message: str) -> None:
-    (tmp_path / "sizes.txt").write_text("# sizes\n8\n1k\n")
+    """The option syntax, refused before MPI starts, so without a launcher; what rank 0
+    decides after MPI_Init (files, the IMB flags P2P lacks): tests/mpi/test_bad_input.py."""
     out = tmp_path / "never.h5"
-    argv = ["imb", "p2p", *[a.replace("{tmp}", str(tmp_path)) for a in args], "-o", str(out)]
-    # The option syntax is refused before MPI starts, so those need no launcher; what rank 0
-    # decides after MPI_Init (files, the IMB flags P2P lacks) runs under mpiexec.
-    before_mpi = args[0] in ("-iter", "-pause", "-msglog", "-msgrd", "-msgsz", "-seed",
-                             "Frobnicate")
-    r = beff(*argv) if before_mpi else mpirun(2, *argv, timeout=60)
+    r = beff("imb", "p2p", *args, "-o", str(out))
     assert r.returncode == 2, (r.stdout, r.stderr)
     (line,) = beff_lines(r.stderr)
     assert line.startswith("beff: error: ") and message in line, r.stderr
     assert not out.exists()
 
 
-def test_msglen_file_and_msgsz(tmp_path: Path) -> None:
-    (tmp_path / "sizes.txt").write_text("# sizes\n8\n1k\n")
-    out = tmp_path / "m.h5"
-    r = mpirun(2, "imb", "p2p", "-msglen", str(tmp_path / "sizes.txt"), "-msgsz", "3", *QUICK,
-               "-iter", "4", "PingPing", "-o", str(out), "--format", "imb", timeout=120)
-    assert r.returncode == 0, r.stderr
+def test_msglen_file_and_msgsz(jobs: Jobs) -> None:
+    r = ran(jobs, "msglen")
+    out = r.out
     (m,) = load(out).measurements
     assert list(m.sizes) == [8, 1024, 3] and list(m.repetitions) == [4, 4, 4]
     assert "# Minimum message length in bytes:   3\n" in r.stdout

@@ -22,7 +22,14 @@ from pathlib import Path
 import pytest
 
 from beff.core import shm
-from tests.mpirun import is_open_mpi_cached, kill_group, launcher, mpi_env, rank_pids
+from tests.mpirun import (
+    is_open_mpi_cached,
+    kill_group,
+    launcher,
+    mpi_env,
+    process_state,
+    rank_pids,
+)
 
 pytestmark = [pytest.mark.mpi, pytest.mark.skipif(
     is_open_mpi_cached(), reason="MPICH's segments (Open MPI names its own otherwise)")]
@@ -135,31 +142,55 @@ def _segments() -> set[str]:
     return {p.name for p in shm.SHM_DIR.glob("mpich_*")}
 
 
-@pytest.mark.parametrize("rank", [0, 1])
-def test_a_job_stopped_in_mpi_init_leaves_no_segment(rank: int, tmp_path: Path,
-                                                     other_job: list[Path],
-                                                     stale_segment: Path) -> None:
-    """A rank stopped just before MPI_Init: the others wait inside it (the node's segment
-    made by whichever rank came first), until the backstop of --stall-timeout ends them.
-    Rank 0's watcher saw the segment in its maps or its sibling ranks' and removes it."""
+@pytest.fixture(scope="module")
+def stopped_in_mpi_init(tmp_path_factory: pytest.TempPathFactory, other_job: list[Path],
+                        stale_segment: Path) -> tuple[dict[int, tuple[int, str, Path]],
+                                                      set[str]]:
+    """A job with rank 0, and one with rank 1, stopped just before MPI_Init, run together
+    (the second started once the first's rank is stopped: its waiting rank sits in MPI_Init,
+    a stopped one needs no CPU): {stopped rank: (exit code, stderr, result file)}, and the
+    segments that either left, once their watchers had the time to remove them."""
     before = _segments()
-    out = tmp_path / "init.h5"
-    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog",
-           "0:2", "--stall-timeout", "4", "-o", str(out), "PingPong"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=mpi_env({"BEFF_TEST_STOP": f"{rank}:mpi_init"}),
-                            start_new_session=True)
-    try:
-        _, err = proc.communicate(timeout=120)
-    finally:
-        kill_group(proc)
-    assert "beff: test hook: rank stops at mpi_init" in err, err
-    assert proc.returncode != 0
+    jobs = {}
+    for rank in (0, 1):
+        out = tmp_path_factory.mktemp(f"init-{rank}") / "init.h5"
+        cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog",
+               "0:2", "--stall-timeout", "4", "-o", str(out), "PingPong"]
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True, env=mpi_env({"BEFF_TEST_STOP": f"{rank}:mpi_init"}),
+                                start_new_session=True)
+        jobs[rank] = (proc, out)
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline and \
+                process_state(rank_pids(str(out)).get(rank, 0)) != "T":
+            time.sleep(0.05)
+    ended = {}
+    for rank, (proc, out) in jobs.items():
+        try:
+            _, err = proc.communicate(timeout=120)
+        finally:
+            kill_group(proc)
+        ended[rank] = (proc.returncode, err, out)
     deadline = time.monotonic() + GONE_WAIT_S
     while (new := _segments() - before) and time.monotonic() < deadline:
         time.sleep(0.2)
     for name in new:  # a failed test leaves none either
         (shm.SHM_DIR / name).unlink(missing_ok=True)
+    return ended, new
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_a_job_stopped_in_mpi_init_leaves_no_segment(
+        rank: int, stopped_in_mpi_init: tuple[dict[int, tuple[int, str, Path]], set[str]],
+        other_job: list[Path], stale_segment: Path) -> None:
+    """A rank stopped just before MPI_Init: the others wait inside it (the node's segment
+    made by whichever rank came first), until the backstop of --stall-timeout ends them.
+    Rank 0's watcher saw the segment in its maps or its sibling ranks' and removes it. (The
+    two jobs run together: neither may leave a segment.)"""
+    ended, new = stopped_in_mpi_init
+    code, err, out = ended[rank]
+    assert "beff: test hook: rank stops at mpi_init" in err, err
+    assert code != 0
     assert new == set(), err
     assert not out.exists()
     assert all(p.exists() for p in other_job)

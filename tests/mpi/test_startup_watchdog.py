@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,10 +48,11 @@ JOBS = {
 }
 
 
-def run_stopped(job: str, point: str, limit: list[str], tmp_path: Path
-                ) -> tuple[subprocess.Popen[str], str, float, float]:
-    """Run ``job`` on 2 ranks with rank 1 stopping itself at ``point``; returns the job, its
-    stderr, and the seconds from its start and from the stop to its end."""
+def start_stopped(job: str, point: str, limit: list[str], tmp_path: Path
+                  ) -> tuple[subprocess.Popen[str], float, float | None]:
+    """Start ``job`` on 2 ranks with rank 1 stopping itself at ``point``; return once rank 1
+    is seen stopped (or the job has ended): the job, when it started and when rank 1 was
+    seen stopped."""
     out = tmp_path / f"{job}-{point}.h5"
     args = [*JOBS[job], *limit, "-o", str(out)]
     if job == "io":
@@ -60,18 +64,73 @@ def run_stopped(job: str, point: str, limit: list[str], tmp_path: Path
                             env=mpi_env({"BEFF_TEST_STOP": f"1:{point}"}),
                             start_new_session=True)
     stopped = None
-    try:
-        while proc.poll() is None and stopped is None and time.monotonic() - started < 120:
-            pid = rank_pids(str(out)).get(1)
-            if pid is not None and process_state(pid) == "T":
-                stopped = time.monotonic()
-            time.sleep(0.05)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        kill_group(proc)
-    ended = time.monotonic()
-    assert stopped is not None, f"rank 1 was never seen stopped; stderr:\n{err}"
-    return proc, err, ended - started, ended - stopped
+    while proc.poll() is None and stopped is None and time.monotonic() - started < 120:
+        pid = rank_pids(str(out)).get(1)
+        if pid is not None and process_state(pid) == "T":
+            stopped = time.monotonic()
+        time.sleep(0.05)
+    return proc, started, stopped
+
+
+@dataclass
+class Stopped:
+    """A job that ended: its process and stderr, the seconds from its start and from the
+    stop to its end, and the directory of its files."""
+
+    proc: subprocess.Popen[str]
+    err: str
+    elapsed: float
+    waited: float
+    directory: Path
+
+
+def wait_for_all(jobs: dict[Any, tuple[subprocess.Popen[str], float, float | None, Path]]
+                 ) -> dict[Any, Stopped]:
+    """Wait for every job to end (whatever is left of one is killed), each in a thread of
+    its own, so that each end is timed as it comes."""
+    done: dict[Any, Stopped] = {}
+
+    def wait(key: Any) -> None:
+        proc, started, stopped, directory = jobs[key]
+        try:
+            _, err = proc.communicate(timeout=120)
+        finally:
+            kill_group(proc)
+        end = time.monotonic()
+        assert stopped is not None, f"rank 1 was never seen stopped; stderr:\n{err}"
+        done[key] = Stopped(proc, err, end - started, end - stopped, directory)
+
+    threads = [threading.Thread(target=wait, args=(key,)) for key in jobs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return done
+
+
+Done = dict[tuple[str, str, str], Stopped]
+# (job, point, limit) of every test: the jobs are started one after the other, each once
+# rank 1 of the one before is stopped (a stopped rank, and its partner waiting for it, need
+# no CPU), so their limits run out together: each job's times are its own.
+CASES = {
+    **{("stall", job, point): (job, point, ["--stall-timeout", str(STALL_S)])
+       for job, point in [("imb", "calibration"), ("io", "backend"), ("run", "metadata"),
+                          ("imb", "end")]},
+    **{("timeout", job, point): (job, point, ["--timeout", str(TIMEOUT_S)])
+       for job, point in [("imb", "backend"), ("io", "init"), ("run", "init")]},
+    ("config", "imb", "backend"): ("imb", "backend", ["--config", "{tmp}/limits.toml"]),
+}
+
+
+@pytest.fixture(scope="module")
+def stopped(tmp_path_factory: pytest.TempPathFactory) -> Done:
+    jobs = {}
+    for key, (job, point, limit) in CASES.items():
+        tmp = tmp_path_factory.mktemp("-".join(key))
+        (tmp / "limits.toml").write_text(f"stall_timeout = {STALL_S}\n")
+        jobs[key] = (*start_stopped(job, point,
+                                    [a.replace("{tmp}", str(tmp)) for a in limit], tmp), tmp)
+    return wait_for_all(jobs)
 
 
 def assert_fired(proc: subprocess.Popen[str], err: str, point: str, message: str) -> None:
@@ -86,9 +145,9 @@ def assert_fired(proc: subprocess.Popen[str], err: str, point: str, message: str
 
 @pytest.mark.parametrize("job,point", [("imb", "calibration"), ("io", "backend"),
                                        ("run", "metadata")])
-def test_stall_timeout_holds_during_start_up(job: str, point: str, tmp_path: Path) -> None:
-    proc, err, _, waited = run_stopped(job, point, ["--stall-timeout", str(STALL_S)],
-                                       tmp_path)
+def test_stall_timeout_holds_during_start_up(job: str, point: str, stopped: Done) -> None:
+    got = stopped["stall", job, point]
+    proc, err, waited = got.proc, got.err, got.waited
     assert_fired(proc, err, point, "start-up (" if point != "calibration" else
                  "PingPong at 2 processes, 0 bytes")
     assert f"made no progress for {STALL_S} s" in err, err
@@ -97,32 +156,32 @@ def test_stall_timeout_holds_during_start_up(job: str, point: str, tmp_path: Pat
 
 
 @pytest.mark.parametrize("job,point", [("imb", "backend"), ("io", "init"), ("run", "init")])
-def test_timeout_holds_during_start_up(job: str, point: str, tmp_path: Path) -> None:
-    proc, err, elapsed, _ = run_stopped(job, point, ["--timeout", str(TIMEOUT_S)], tmp_path)
+def test_timeout_holds_during_start_up(job: str, point: str, stopped: Done) -> None:
+    got = stopped["timeout", job, point]
+    proc, err, elapsed = got.proc, got.err, got.elapsed
     assert_fired(proc, err, point, f"the run exceeded --timeout {TIMEOUT_S} s")
     print(f"{job} stopped at {point}: --timeout {TIMEOUT_S} ended it {elapsed:.1f} s in")
     assert TIMEOUT_S <= elapsed < WALL * TIMEOUT_S, elapsed  # never before --timeout
 
 
-def test_the_config_file_sets_the_start_up_limit(tmp_path: Path) -> None:
+def test_the_config_file_sets_the_start_up_limit(stopped: Done) -> None:
     """``stall_timeout`` from the TOML file holds from MPI_Init too (every rank reads it
     before MPI starts)."""
-    config = tmp_path / "limits.toml"
-    config.write_text(f"stall_timeout = {STALL_S}\n")
-    proc, err, _, waited = run_stopped("imb", "backend", ["--config", str(config)], tmp_path)
+    got = stopped["config", "imb", "backend"]
+    proc, err, waited = got.proc, got.err, got.waited
     assert_fired(proc, err, "backend", "start-up (selecting the timed-loop backend)")
     assert waited < WALL * STALL_S, waited
 
 
-def test_a_rank_stopped_after_its_last_result_trips_the_stall_guard(tmp_path: Path) -> None:
+def test_a_rank_stopped_after_its_last_result_trips_the_stall_guard(stopped: Done) -> None:
     """The end of the run is guarded too: rank 0 has written every result, then waits for
     the stopped rank in the final barrier until --stall-timeout ends the job; the file stays
     complete."""
-    proc, err, _, waited = run_stopped("imb", "end", ["--stall-timeout", str(STALL_S)],
-                                       tmp_path)
+    got = stopped["stall", "imb", "end"]
+    proc, err, waited = got.proc, got.err, got.waited
     assert_fired(proc, err, "end", "the end of the run")
     assert waited < WALL * STALL_S, waited
     from beff.results.archive import load
 
-    record = load(tmp_path / "imb-end.h5")
+    record = load(got.directory / "imb-end.h5")
     assert record.attrs["status"] == "complete" and record.measurements

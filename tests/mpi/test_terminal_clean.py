@@ -21,7 +21,7 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
     (1, ["imb", "mpi1", "Barrier", "-time", "0.1"]),
     (2, ["imb", "mpi1", "PingPong", "-msglog", "0:4", "-time", "0.2"]),
     (2, ["imb", "mpi1", "PingPong", "-msglog", "0:4", "-time", "0.2", "--report", "PAGE"]),
-    (2, ["run", "--quick", "--time-per-loop", "0.01"]),
+    (2, ["run", "--quick", "--time-per-loop", "0.01", "--memory-per-proc", "16MiB"]),
 ], ids=["imb-1", "imb-2", "imb-2-report", "run-2"])
 def test_the_terminal_is_clean_after_a_run(nprocs: int, args: list[str],
                                            tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from beff.results.archive import load
-from tests.mpirun import beff, beff_lines, mpirun
+from tests.mpirun import Runs, beff, beff_lines, mpirun, runs
 from tests.plugin import install
 
 pytestmark = pytest.mark.mpi
@@ -35,12 +35,24 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     sys.path.remove(str(target))
 
 
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory: pytest.TempPathFactory, site: Path) -> Runs:
+    """The toy in every format, and ``beff toyrun`` with a TOML file: one job
+    (tests/mpi/runs_script.py)."""
+    directory = tmp_path_factory.mktemp("toy")
+    cfg = directory / "toy.toml"
+    cfg.write_text("[toyrun]\niter = 5\nsamples = 4\n[toy]\nsamples = 9\n")
+    commands = {fmt: ["imb", "toy", "-iter", "7", "-samples", "3", "--format", fmt]
+                for fmt in ("imb", "json", "csv", "table")}
+    commands["toyrun"] = ["toyrun", "--config", str(cfg), "--samples", "2", "--format", "csv"]
+    return runs(2, commands, directory, env=install.env(site))
+
+
 @pytest.mark.parametrize("fmt", ["imb", "json", "csv", "table"])
-def test_toy_runs_in_every_format_and_show_prints_the_same(tmp_path: Path, site: Path,
+def test_toy_runs_in_every_format_and_show_prints_the_same(jobs: Runs, site: Path,
                                                            fmt: str) -> None:
-    out = tmp_path / "toy.h5"
-    r = mpirun(2, "imb", "toy", "-iter", "7", "-samples", "3", "-o", str(out), "--format", fmt,
-               env=install.env(site), timeout=120)
+    r = jobs[fmt]
+    out = r.out
     assert r.returncode == 0, r.stderr
     shown = beff("show", str(out), "--format", fmt, env=install.env(site))
     assert shown.returncode == 0, shown.stderr
@@ -63,14 +75,11 @@ def test_toy_runs_in_every_format_and_show_prints_the_same(tmp_path: Path, site:
         assert len(r.stdout.splitlines()) == 4
 
 
-def test_the_same_options_as_a_typer_command_and_from_toml(tmp_path: Path, site: Path) -> None:
+def test_the_same_options_as_a_typer_command_and_from_toml(jobs: Runs) -> None:
     """`beff toyrun --samples 2` (the typer option of the toy's one declaration), and the
     [toyrun] table of a TOML file, whose flag still wins."""
-    cfg = tmp_path / "toy.toml"
-    cfg.write_text("[toyrun]\niter = 5\nsamples = 4\n[toy]\nsamples = 9\n")
-    out = tmp_path / "t.h5"
-    r = mpirun(2, "toyrun", "--config", str(cfg), "--samples", "2", "-o", str(out),
-               "--format", "csv", env=install.env(site), timeout=120)
+    r = jobs["toyrun"]
+    out, cfg = r.out, r.out.parent / "toy.toml"
     assert r.returncode == 0, r.stderr
     assert len(r.stdout.splitlines()) == 3  # header and 2 samples
     record = load(out)
