@@ -12,8 +12,8 @@ def main(argv: list[str] | None = None) -> None:
     Ctrl-C before the job handles it, or in a command without MPI, as one line and 130."""
     from beff.core import early
 
-    early.defer()  # under a launcher, until MPI_Init has returned (beff.core.early)
     try:
+        early.defer()  # under a launcher, until MPI_Init has returned (beff.core.early)
         _main(argv)
     except KeyboardInterrupt:
         interrupted()

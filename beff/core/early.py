@@ -39,9 +39,22 @@ def _remember(signum: int, frame: FrameType | None) -> None:
 
 
 def defer() -> None:
-    """Under a launcher, in the main thread: remember SIGINT instead of raising."""
-    if under_launcher():
-        try:
+    """Under a launcher, in the main thread: remember SIGINT instead of raising. A Ctrl-C
+    that the package noted while it loaded (``beff._interrupted``) counts as one: under a
+    launcher it is pending, without one it is raised here."""
+    global pending
+    import beff
+
+    noted = bool(getattr(beff, "_interrupted", False))
+    beff._interrupted = False  # counted once
+    try:
+        if under_launcher():
             signal.signal(signal.SIGINT, _remember)
-        except ValueError:  # not the main thread (the Python API inside a thread)
-            pass
+            pending = pending or noted
+            return
+        if signal.getsignal(signal.SIGINT) is getattr(beff, "_note_sigint", None):
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:  # not the main thread (the Python API inside a thread)
+        return
+    if noted:
+        raise KeyboardInterrupt
