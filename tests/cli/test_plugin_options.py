@@ -6,8 +6,6 @@ rule that checks every value, whichever way it came."""
 from __future__ import annotations
 
 import re
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,15 +16,7 @@ from beff.core.errors import UsageError
 from tests.mpirun import beff, beff_lines
 from tests.plugin import install
 
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    target = install.install(tmp_path_factory.mktemp("plugin") / "site")
-    sys.path.insert(0, str(target))
-    import beff_toy.suite  # noqa: F401  (registers the toy suites in this process)
-
-    yield target
-    sys.path.remove(str(target))
+site = pytest.fixture(scope="module", name="site")(install.installed)
 
 
 def test_installing_the_plugin_lists_its_suites(site: Path) -> None:

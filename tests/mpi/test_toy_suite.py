@@ -9,8 +9,6 @@ second suite, ``beff toyrun``, with a typer command generated from the same decl
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -24,15 +22,7 @@ pytestmark = pytest.mark.mpi
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The plug-in, pip-installed; importable here too (its records load through it)."""
-    target = install.install(tmp_path_factory.mktemp("plugin") / "site")
-    sys.path.insert(0, str(target))
-    import beff_toy.suite  # noqa: F401  (registers the toy suites in this process)
-
-    yield target
-    sys.path.remove(str(target))
+site = pytest.fixture(scope="module", name="site")(install.installed)
 
 
 @pytest.fixture(scope="module")

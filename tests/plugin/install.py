@@ -9,7 +9,9 @@ import hashlib
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 SOURCE = Path(__file__).resolve().parent / "beff_toy"
 NAME, VERSION = "beff_toy", "0.1"
@@ -52,3 +54,14 @@ def install(target: Path) -> Path:
 def env(site: Path) -> dict[str, str | None]:
     """The environment of a command that sees the installed plug-in."""
     return {"PYTHONPATH": str(site)}
+
+
+def installed(tmp_path_factory: Any) -> Iterator[Path]:
+    """A module fixture's body: the plug-in pip-installed, and importable in the tests' own
+    process too (its records load through its declarations)."""
+    target = install(tmp_path_factory.mktemp("plugin") / "site")
+    sys.path.insert(0, str(target))
+    import beff_toy.suite  # noqa: F401  (registers the toy suites in this process)
+
+    yield target
+    sys.path.remove(str(target))
