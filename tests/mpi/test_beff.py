@@ -53,7 +53,6 @@ def gmean(x: np.ndarray) -> float:
 @pytest.mark.parametrize("nprocs", [2, 3, 4])
 def test_quick_run_completes_and_prints_the_final_line(nprocs: int, quick_runs: Jobs) -> None:
     stdout, path = done(quick_runs, f"quick-{nprocs}")
-    assert quick_runs[f"quick-{nprocs}"].seconds < 60
     line = stdout.strip().splitlines()[-1]
     assert re.fullmatch(rf"b_effSHORT = +\d+\.\d{{3}} MB/s = +\d+\.\d{{3}} \* +{nprocs} PEs "
                         r"with  16 MB/PE on \S+ .+", line), line
