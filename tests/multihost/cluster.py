@@ -7,6 +7,7 @@ on the head node through the real MPI launcher.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import importlib.metadata
 import os
 import re
@@ -23,6 +24,7 @@ import pytest
 from tests.mpirun import launcher, mpi_env
 
 CLUSTER = Path(__file__).resolve().parent / "netns-cluster.sh"
+LOCK = "/run/beff-tests-netns-cluster.lock"
 SETUP_TIMEOUT = 60.0
 JOB_TIMEOUT = 90.0
 
@@ -129,6 +131,14 @@ def emulated(hosts: tuple[str, ...], workdir: Path, tag: str = "") -> Iterator[C
     env = mpi_env({"MNC_PREFIX": prefix, "MNC_STATE": f"/run/{prefix}-cluster"})
     env.pop("MNC_SSH_KEEPENV", None)
     c = Cluster(prefix, env, workdir, hosts)
+    # one cluster at a time on this machine (pytest-xdist workers, other sessions): the root
+    # namespace must be unchanged across this cluster's life, so no other may come or go
+    with open(LOCK, "a") as lock:  # closing it releases the lock
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield from _emulated(c, prefix, hosts)
+
+
+def _emulated(c: Cluster, prefix: str, hosts: tuple[str, ...]) -> Iterator[Cluster]:
     before = root_namespace_state()
     try:
         up = c.tool("up", *hosts)
