@@ -69,7 +69,11 @@ class Job(Protocol):
 
     def start(self, MPI: types.ModuleType, cfg: RunConfig,
               ranks: list[dict[str, Any]] | None) -> dict[str, Any]:
-        """Every rank, collective: its own start; returns root attributes to store."""
+        """Every rank, collective: its own start; returns root attributes to store.
+
+        An ``everywhere`` job may also have ``check_ranks(ranks)``, called on every rank
+        before the timed-loop backend is selected; it raises UsageError to refuse the
+        placement (one line, exit 2) before any loop is compiled."""
 
     def notes(self) -> list[str]:
         """Rank 0: warnings known before the first measurement."""
@@ -301,8 +305,10 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
     """
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
+    # an everywhere job may judge the ranks table before any loop is readied (check_ranks)
     ranks, overhead, backend_warning = runtime.begin(MPI, cfg.timeout, cfg.backend,
-                                                     job.everywhere)
+                                                     job.everywhere,
+                                                     getattr(job, "check_ranks", None))
     extra = job.start(MPI, cfg, ranks)
     me: _Rank0 | None = None
     trouble = ""

@@ -129,18 +129,20 @@ def end_process(code: int) -> NoReturn:
 
 
 def begin(MPI: types.ModuleType, timeout: float | None, backend: str,
-          everywhere: bool) -> tuple[list[dict[str, Any]] | None, dict[str, Any] | None,
-                                     str | None]:
-    """What every job does first after validation: the ``--timeout`` watchdog, the timed-loop
-    backend (its measured overhead, on rank 0, and a warning if it fell back), and each rank's
-    facts: on every rank with their node ids set (``everywhere``), else on rank 0 only."""
+          everywhere: bool, check: Callable[[list[dict[str, Any]]], None] | None = None,
+          ) -> tuple[list[dict[str, Any]] | None, dict[str, Any] | None, str | None]:
+    """What every job does first after validation: the ``--timeout`` watchdog, each rank's
+    facts (on every rank with their node ids set, ``everywhere``, else on rank 0 only), the
+    job's ``check`` of them (every rank of an ``everywhere`` job decides alike: a UsageError
+    is one line and exit 2), and then the timed-loop backend (its measured overhead, on rank
+    0, and a warning if it fell back). The check comes before the backend: a cold loop cache
+    compiles there, and a placement error must not wait for a compile or follow its notice.
+    """
     from beff.core import capi
     from beff.core.metadata import collect_rank, placement
 
     if timeout is not None:
         _mpi.start_watchdog(timeout)  # unless run_job started it at MPI_Init
-    startup_step("selecting the timed-loop backend")
-    overhead, backend_warning = capi.start(backend)
     startup_step("collecting each rank's facts")
     _mpi.injected_stop("metadata")
     world = MPI.COMM_WORLD
@@ -149,5 +151,12 @@ def begin(MPI: types.ModuleType, timeout: float | None, backend: str,
     else:
         ranks = world.allgather(collect_rank(MPI))
         placement(ranks)  # sets each rank's node id
+        if check is not None:
+            try:
+                check(ranks)
+            except UsageError as exc:
+                usage_exit(str(exc))
+    startup_step("selecting the timed-loop backend")
+    overhead, backend_warning = capi.start(backend)
     startup_step("the job's set-up before its first measurement")
     return ranks, overhead, backend_warning

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from beff.core import capi, runtime
+from beff.core import capi
 from beff.core import mpi as _mpi
 from beff.core.buffers import malloc_like
 from beff.core.config import RunConfig, stall_limit
@@ -107,6 +107,14 @@ class MapJob:
     def names(self) -> list[str]:
         return ["map"]
 
+    def check_ranks(self, ranks: list[dict[str, Any]]) -> None:
+        """Every rank, before any loop is readied: the placement can be mapped (UsageError
+        otherwise; every rank decides alike from the same table)."""
+        per_node = 0 if self.opts["all_ranks"] else int(self.opts["per_node"])
+        mapped = schedule.mapped_ranks([int(r["local_rank"]) for r in ranks], per_node,
+                                       per_node == 0)
+        check_placement(ranks, mapped, self.opts, per_node)
+
     def start(self, MPI: types.ModuleType, cfg: RunConfig,
               ranks: list[dict[str, Any]] | None) -> dict[str, Any]:
         assert ranks is not None
@@ -117,10 +125,6 @@ class MapJob:
         per_node = 0 if opts["all_ranks"] else int(opts["per_node"])
         self.mapped = schedule.mapped_ranks([int(r["local_rank"]) for r in ranks],
                                             per_node, per_node == 0)
-        try:
-            check_placement(ranks, self.mapped, opts, per_node)
-        except UsageError as exc:  # every rank decided the same: one line, exit 2
-            runtime.usage_exit(str(exc))
         P = len(self.mapped)
         self.shifts = schedule.choose_shifts(P, int(opts["shifts"]), int(self.derived["seed"]))
         self.hosts = [str(ranks[w]["host"]) for w in self.mapped]

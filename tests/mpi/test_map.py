@@ -203,3 +203,20 @@ def test_a_stopped_rank_trips_the_watchdog(tmp_path: Path) -> None:
     assert "beff: watchdog on rank 0: beff map's calibration made no progress for 3 s" in err
     assert "most recent call first" in err  # the stacks
     assert proc.returncode == 3 or (is_open_mpi_cached() and proc.returncode != 0), err
+
+
+def test_a_placement_it_cannot_map_is_refused_before_any_loop_is_compiled(
+        tmp_path: Path) -> None:
+    """One rank per node on one node maps nothing: with an empty loop cache (a first run)
+    the refusal is still the one line, and nothing was compiled for it (the check comes
+    before the timed-loop backend is readied)."""
+    cache = tmp_path / "cache"
+    proc = subprocess.run([launcher(), "-n", "2", sys.executable, "-m", "beff", "map", *QUICK,
+                           "-o", str(tmp_path / "m.h5")], capture_output=True, text=True,
+                          timeout=120, env=mpi_env({"BEFF_CACHE_DIR": str(cache),
+                                                    "BEFF_COMPILE_NOTICE_S": "0"}))
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("beff: error: beff map needs at least 2 "
+                                                   "ranks to map, got 1"), proc.stderr
+    assert not list(cache.rglob("*.obj")) and not (tmp_path / "m.h5").exists()
