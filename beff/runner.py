@@ -92,6 +92,14 @@ class Job(Protocol):
 JobFactory = Callable[[suites.Suite], Job]
 
 
+def loops_compiled() -> int:
+    """How many timed loops this process compiled (not loaded from the cache): with the
+    cache's lock, one rank compiles each loop and the others load it."""
+    from beff.core import capi
+
+    return int(capi.active().describe().get("compiled_now", 0))
+
+
 def preparer(suite: suites.Suite, overrides: dict[str, Any]) -> Callable[
         [types.ModuleType], tuple[RunConfig, Job]]:
     """Rank 0's validation after MPI_Init: the config (defaults, TOML, flags), the output
@@ -225,12 +233,12 @@ class _Rank0:
             elif fmt == "json":
                 pass  # the whole document at the end
 
-    def end(self, status: str) -> None:
+    def end(self, status: str, **more: Any) -> None:
         if self.fmt == "table" and self.view.footer_first:
             common.footer(self.record.attrs, self.stdout)  # the warnings went to stderr
         for result in self.pending.values():
             self.render(result)
-        self.out.finish(status, warnings=self.found)
+        self.out.finish(status, warnings=self.found, **more)
         self.record.attrs.update(status=status, warnings=self.found)  # as the file has them
         fmt = self.fmt
         if fmt in TEXT_FORMATS:
@@ -357,9 +365,10 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
           "the end of the run (results, MPI_Finalize)")
     injected_stop("end")
     notes = job.finish(results, world.Get_size())
+    compiled = world.gather(loops_compiled(), root=0)  # the loops each rank compiled itself
     if me is not None:
         me.warn(notes)
-        me.end("failed" if failure else "complete")
+        me.end("failed" if failure else "complete", loops_compiled=compiled)
         if failure and render:
             me.stderr.print(f"beff: error: {failure}; the results measured before stay in "
                             f"{me.out.path}", markup=False, highlight=False, soft_wrap=True)

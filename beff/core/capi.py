@@ -486,20 +486,40 @@ class JitBackend(Backend):
     def compile(self, lf: LoopFunc) -> Callable[..., Any]:
         from beff.core import objcache
 
-        hb = handle_size()
-        name = lf.func.__name__
         path = None
         if self.cache is not None:
             path = self.cache / "objects" / objcache.object_name(
                 lf.func, _helper_files(lf.func), lf.params, self.host, self.versions)
-            try:
-                loaded = objcache.load(path, lf.params)
-            except Exception:  # noqa: BLE001 - any unusable object is compiled again
-                loaded = None
-            if loaded is not None:
-                address, blob, engine = loaded
-                return objcache.caller(address, lf.params, blob["results"], blob["tuple"],
-                                       hb, engine, name)
+            found = self._load(lf, path)
+            if found is not None:
+                return found
+            # One process compiles a loop; the others (ranks of this job, other jobs on the
+            # node or on a shared cache) wait for it and load what it kept.
+            with self.noticed(), objcache.exclusive(path):  # rank 0 may wait for another
+                found = self._load(lf, path)  # kept while this process waited
+                return found if found is not None else self._build(lf, path)
+        return self._build(lf, None)
+
+    def _load(self, lf: LoopFunc, path: Path) -> Callable[..., Any] | None:
+        """The loop's kept machine code from ``path``, or None (absent or unusable)."""
+        from beff.core import objcache
+
+        try:
+            loaded = objcache.load(path, lf.params)
+        except Exception:  # noqa: BLE001 - any unusable object is compiled again
+            loaded = None
+        if loaded is None:
+            return None
+        address, blob, engine = loaded
+        return objcache.caller(address, lf.params, blob["results"], blob["tuple"],
+                               handle_size(), engine, lf.func.__name__)
+
+    def _build(self, lf: LoopFunc, path: Path | None) -> Callable[..., Any]:
+        """Compile the loop with numba, and keep its machine code at ``path``."""
+        from beff.core import objcache
+
+        hb = handle_size()
+        name = lf.func.__name__
         with self.noticed():
             jitted = self._compile(lf, hb)
             self.compiled_now += 1

@@ -20,7 +20,9 @@ extension modules, loaded without numba's Python package.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import ctypes
+import fcntl
 import glob
 import hashlib
 import importlib.machinery
@@ -31,7 +33,7 @@ import re
 import sys
 import tempfile
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +159,26 @@ def build(numba: types.ModuleType, jitted: Any, func: Callable[..., Any],
             "results": results, "tuple": is_tuple, "params": list(params),
             "object": lib.serialize_using_object_code()[2][0]}
     return int(cf.address), blob, cf
+
+
+@contextlib.contextmanager
+def exclusive(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path``'s lock file (``<path>.lock``, kept): the one
+    process that gets it first compiles, the others wait here and then load what it kept.
+    Where the file system has no locks (some network mounts), nothing is held: every rank
+    compiles, as without a lock, and :func:`save` stays atomic."""
+    fd = -1
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:
+        pass
+    try:
+        yield
+    finally:
+        if fd >= 0:
+            os.close(fd)  # releases the lock
 
 
 def save(path: Path, blob: dict[str, Any]) -> None:

@@ -56,7 +56,7 @@ FORMAT_NAME = "beff-results"
 # Root attributes stored as JSON text.
 JSON_ATTRS = ("command_line", "config", "config_sources", "versions", "mpi", "host", "env",
               "placement", "overhead", "warnings", "yield_settings", "workaround_settings",
-              "benchmark_comments", "io", "derived", "imported")
+              "benchmark_comments", "io", "derived", "imported", "loops_compiled")
 RANK_COLUMNS = {  # per world rank: units and description
     "rank": ("1", "MPI_COMM_WORLD rank"),
     "host": ("", "host name (gethostname)"),

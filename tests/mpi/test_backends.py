@@ -153,3 +153,14 @@ def test_a_loop_that_cannot_be_kept_runs_as_numba_compiled_it(tmp_path: Path) ->
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["jit", "None", "0", "CPUDispatcher"], r.stdout
     assert not list((tmp_path / "cache").rglob("objects/*.obj"))
+
+
+def test_one_rank_compiles_each_loop_and_the_others_load_it(tmp_path: Path) -> None:
+    """With an empty cache at 4 ranks, each loop is compiled by one process only (the
+    cache's lock): the ranks' own compile counts add up to the loops kept, and some rank
+    compiled them."""
+    cache = tmp_path / "cache"
+    _, path = _run(tmp_path, 4, "PingPong", "Allreduce", env={"BEFF_CACHE_DIR": str(cache)})
+    compiled = load(path).attrs["loops_compiled"]
+    kept = list(cache.rglob("objects/*.obj"))
+    assert len(compiled) == 4 and sum(compiled) == len(kept) >= 3, (compiled, kept)
