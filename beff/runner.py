@@ -356,6 +356,7 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
         if me is not None:
             me.bar = bar
         failure = job.measure(MPI, cfg, emit, bar)
+    compiled = world.gather(loops_compiled(), root=0)  # the loops each rank compiled itself
     if me is not None:
         me.bar = Bar()  # the bar is gone: what is printed after must not draw it again
     # The end of the run (a job's last collectives, rank 0 writing and rendering, the final
@@ -365,7 +366,6 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
           "the end of the run (results, MPI_Finalize)")
     injected_stop("end")
     notes = job.finish(results, world.Get_size())
-    compiled = world.gather(loops_compiled(), root=0)  # the loops each rank compiled itself
     if me is not None:
         me.warn(notes)
         me.end("failed" if failure else "complete", loops_compiled=compiled)

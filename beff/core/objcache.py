@@ -32,6 +32,7 @@ import pickle
 import re
 import sys
 import tempfile
+import time
 import types
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -40,6 +41,9 @@ from typing import Any
 import numpy as np
 
 FORMAT = "1"
+# How long a process waits for another that compiles the same loop before it compiles the
+# loop itself (one loop takes 1-3 s to compile on a quiet node).
+LOCK_WAIT_S = 10.0
 ARRAY_DTYPES = {"uint8": np.uint8, "float32": np.float32, "float64": np.float64,
                 "int32": np.int32, "int64": np.int64}
 
@@ -162,23 +166,37 @@ def build(numba: types.ModuleType, jitted: Any, func: Callable[..., Any],
 
 
 @contextlib.contextmanager
-def exclusive(path: Path) -> Iterator[None]:
+def exclusive(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
     """Hold an exclusive lock on ``path``'s lock file (``<path>.lock``, kept): the one
     process that gets it first compiles, the others wait here and then load what it kept.
-    Where the file system has no locks (some network mounts), nothing is held: every rank
-    compiles, as without a lock, and :func:`save` stays atomic."""
+
+    The wait is bounded (``wait_s``): a holder that takes longer (a stopped rank, a very
+    loaded node) only costs a compile of one's own, and a stopped rank is then caught by the
+    watchdog of the next MPI call, not waited for here. Where the file system has no locks
+    (some network mounts), nothing is held: every rank compiles, as without a lock, and
+    :func:`save` stays atomic."""
     fd = -1
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        deadline = time.monotonic() + wait_s
+        delay = 0.005
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    break  # compile without it
+                time.sleep(delay)
+                delay = min(0.1, 2 * delay)
     except OSError:
         pass
     try:
         yield
     finally:
         if fd >= 0:
-            os.close(fd)  # releases the lock
+            os.close(fd)  # releases the lock, if it was held
 
 
 def save(path: Path, blob: dict[str, Any]) -> None:

@@ -3,6 +3,7 @@ round trip compile -> keep -> load -> call, with numba but without MPI."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 from pathlib import Path
 
@@ -108,3 +109,35 @@ def test_a_loop_that_raises_is_an_error_not_a_result() -> None:
     assert call(7, 4) == 3
     with pytest.raises(RuntimeError, match="modulo raised"):
         call(7, 0)
+
+
+def _held_elsewhere(path: Path) -> bool:
+    """Whether another open file holds ``path``'s compile lock (flock: per open file)."""
+    fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def test_one_compiler_holds_the_lock_and_a_stuck_holder_is_not_waited_for(
+        tmp_path: Path) -> None:
+    """Inside ``exclusive`` the loop's lock is held (another process waits); when another
+    holds it past the bounded wait (a stopped rank), ``exclusive`` goes on without it."""
+    path = tmp_path / "objects" / "loop.obj"
+    with objcache.exclusive(path):
+        assert _held_elsewhere(path)
+    assert not _held_elsewhere(path)  # released
+    holder = os.open(f"{path}.lock", os.O_RDWR)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    try:
+        entered = False
+        with objcache.exclusive(path, wait_s=0.2):
+            entered = True
+            assert _held_elsewhere(path)  # still the holder's, not this one's
+        assert entered
+    finally:
+        os.close(holder)
