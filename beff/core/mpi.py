@@ -109,9 +109,17 @@ def init(thread_level: str = "single",
 
     mpi4py.rc.thread_level = thread_level
     injected_stop("mpi_init")
+    if early.pending:
+        # Ctrl-C came before MPI_Init. The ranks that noted it go into MPI_Init and act on it
+        # once all are through; but a rank that it hit while CPython itself was starting,
+        # before beff could note it, has died, and MPI_Init (which holds the interpreter
+        # lock: no watchdog thread runs) would wait for it forever. The backstop ends this
+        # rank then (its stacks, exit 3).
+        backstop.arm("interrupted before MPI_Init", INTERRUPTED_INIT_S)
     # Results are flushed per benchmark; MPI_Finalize at exit is mpi4py's job.
     from mpi4py import MPI
 
+    backstop.disarm("interrupted before MPI_Init")
     _MPI = MPI
     _install_abort_hook()
     atexit.register(wait_if_aborting)
@@ -374,6 +382,9 @@ def _install_abort_hook() -> None:
 
 
 WATCHDOG_EXIT = 3
+# How long MPI_Init may take after a Ctrl-C noted before it (every live rank gets there and
+# through within seconds; a rank that died of the Ctrl-C never does).
+INTERRUPTED_INIT_S = 20.0
 # A watchdog's backstop (beff.core.backstop) fires this long after the watchdog's deadline,
 # in case the watchdog's thread cannot run; a watchdog that fired must have aborted the job
 # within ABORT_BACKSTOP_S.
