@@ -158,7 +158,8 @@ def batch_note(series: list[Series], sync: bool = False) -> str:
     """What a measured chart's band and marks say, as far as its series have them: a band
     where two or more batches were timed (``sync``: a chart against the process count,
     drawn as bars where it has one point: whiskers there), red circles where a size is
-    unstable; a run of one batch per size (IMB-MT, IMB-P2P) has neither, and says so."""
+    unstable; a run of one batch per size (--batches 1, older IMB-MT and IMB-P2P files) has
+    neither, and says so."""
     banded = any(s.lo is not None and s.hi is not None and bool(np.isfinite(s.lo).any()
                                                                  & np.isfinite(s.hi).any())
                  for s in series)

@@ -39,12 +39,19 @@ class Ctx:
     # Facts a kernel records about the whole measurement (e.g. the hints in effect); rank 0's
     # are stored with it.
     attrs: dict[str, Any] = field(default_factory=dict)
+    # Which timed batch of this size the next run() call is (0, 1, ...), or -1 for a call
+    # that is not one (warm-up, calibration). Set by the engines that split one timed run
+    # into batches; a kernel that carries state through the timed run (IMB-P2P's random
+    # streams, IMB-MT's warm-up before the first batch only) reads it.
+    batch: int = -1
+    batches: int = 1  # how many timed batches this size's run is cut into
 
     def begin_size(self, n0: int = 1) -> None:
         """Forget what the previous message size prepared."""
         self.defects = 0
         self.n0 = n0
         self.prepared = {}
+        self.batch = -1
 
     def prepare(self, name: str, value: float) -> None:
         """Record a figure of this size's preparation (e.g. a calibration); it is stored per

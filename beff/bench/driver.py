@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from beff.bench import schedule
+from beff.bench import measured, schedule
 from beff.bench.ctx import Ctx
 from beff.bench.registry import AGGREGATE, NON_AGGREGATE, BenchmarkSpec, Kind, Sizes
 from beff.core import capi, counts
@@ -30,7 +30,6 @@ from beff.results.model import (
     OUT_OF_MEM,
     SKIPPED,
     TIME_OUT,
-    UNSUPPORTED,
     Measurement,
 )
 
@@ -110,13 +109,6 @@ def buffer_bytes(spec: BenchmarkSpec, nbytes: int, np_: int, cfg: RunConfig,
     return total
 
 
-def split_batches(n: int, batches: int) -> list[int]:
-    """Split n iterations into at most ``batches`` nearly equal batches."""
-    b = max(1, min(batches, n))
-    base, extra = divmod(n, b)
-    return [base + (1 if i < extra else 0) for i in range(b)]
-
-
 ProgressFn = Callable[[str], None]
 
 
@@ -162,24 +154,12 @@ class Driver:
     def unsupported(self, spec: BenchmarkSpec, missing: list[str]) -> Measurement:
         """The record of a benchmark this MPI library cannot run (every size UNSUPPORTED)."""
         counts = counts_for(spec, self.cfg, self.world.Get_size()) or [self.world.Get_size()]
-        sizes = np.asarray(sizes_for(spec, self.cfg), dtype=np.int64)
-        S, P = len(sizes), counts[0]
         need = (f"MPI_{missing[0]}" + (f" and {len(missing) - 1} more of the calls it needs"
                                        if len(missing) > 1 else "")
                 if missing else "a call that another rank's MPI library lacks")
-        return Measurement(
-            suite=spec.suite, benchmark=spec.name, kind=spec.kind.value, nprocs=P, ngroups=1,
-            multi=self.cfg.options.multi, idle=0, sizes=sizes,
-            repetitions=np.zeros(S, dtype=np.int64),
-            status=[UNSUPPORTED] * S, times=np.full((S, P), np.nan),
-            group=np.zeros(P, dtype=np.int64), world_ranks=np.arange(P, dtype=np.int64),
-            samples=np.full((S, P, 1), np.nan), batch_iters=np.zeros((S, P, 1), dtype=np.int64),
-            checked=self.cfg.check, columns=spec.table_columns, metric=spec.metrics[0].name,
-            more_times={m.name: np.full((S, P), np.nan) for m in spec.metrics[1:]},
-            more_samples={m.name: np.full((S, P, 1), np.nan) for m in spec.metrics[1:]},
-            attrs={"description": spec.description, "bytes_counted": spec.bytes_counted,
-                   "unsupported": f"{spec.name} not run: the MPI library lacks {need}"},
-        )
+        return measured.unmeasured(spec, sizes_for(spec, self.cfg), counts[0],
+                                   f"{spec.name} not run: the MPI library lacks {need}",
+                                   self.cfg.check, multi=self.cfg.options.multi)
 
     def run_count(self, spec: BenchmarkSpec, np_: int, mode: str = "") -> Measurement | None:
         MPI, world, cfg = self.MPI, self.world, self.cfg
@@ -315,9 +295,10 @@ class Driver:
                             run(warm)
                         for _ in range(N_BARR):
                             gcomm.Barrier()
-                        parts = split_batches(n, B)
-                        timed = np.array([np.atleast_1d(run_all(k)) for k in parts],
-                                         dtype=np.float64)
+                        parts = schedule.split_batches(n, B)
+                        ctx.batches = len(parts)
+                        timed = np.array([np.atleast_1d(run_all(k)) for ctx.batch, k
+                                          in enumerate(parts)], dtype=np.float64)
                     status[i] = OK
                     reps[i] = n
                     my_iters[i, : len(parts)] = parts
@@ -334,49 +315,23 @@ class Driver:
                 failure = str(exc)
         _mpi.guard(stall, f"{spec.name} at {np_} processes, gathering the results")
         gathered = rcomm.gather(
-            (my_times, my_samples, my_iters, group_index, self.world.Get_rank(), defects,
-             my_prepared), root=0,
+            (my_samples, my_iters, group_index, self.world.Get_rank(), defects, my_prepared),
+            root=0,
         )
         if not is_root or gathered is None:
             return None
-        times_, samples_, iters, groups, world_ranks, all_defects, preps = zip(*gathered,
-                                                                              strict=True)
-        times = np.stack(times_, axis=1)  # [size, rank, metric]
-        samples = np.stack(samples_, axis=1)  # [size, rank, batch, metric]
-        names = [m.name for m in spec.metrics]
-        return Measurement(
-            suite=spec.suite,
-            benchmark=spec.name,
-            kind=spec.kind.value,
-            nprocs=np_,
-            ngroups=ngroups,
-            multi=cfg.options.multi,
-            idle=0,
-            sizes=np.asarray(sizes, dtype=np.int64),
-            repetitions=reps,
-            status=status,
-            times=times[..., 0],
-            group=np.asarray(groups, dtype=np.int64),
-            world_ranks=np.asarray(world_ranks, dtype=np.int64),
-            samples=samples[..., 0],
-            batch_iters=np.stack(iters, axis=1),
-            time_scale=spec.time_scale,
-            bw_scale=spec.bw_scale,
+        samples_, iters, groups, world_ranks, all_defects, preps = zip(*gathered, strict=True)
+        return measured.from_batches(
+            spec, sizes=sizes, repetitions=reps, status=status,
+            samples=np.stack(samples_, axis=1),  # [size, rank, batch, metric]
+            batch_iters=np.stack(iters, axis=1), nprocs=np_, ngroups=ngroups,
+            multi=cfg.options.multi, mode=mode, group=groups, world_ranks=world_ranks,
             msgrate_factor=msgrate_factor(spec, cfg, np_),
-            defects=np.sum(all_defects, axis=0) if cfg.check else None,
-            needed_gb=need,
+            defects=np.sum(all_defects, axis=0) if cfg.check else None, needed_gb=need,
             checked=cfg.check,
-            attrs={"description": spec.description, "bytes_counted": spec.bytes_counted,
-                   "backend": capi.active().name, **({"failure": failure} if failure else {}),
-                   **ctx.attrs},
-            mode=mode,
-            columns=spec.table_columns,
-            metric=names[0],
-            more_times={name: times[..., k] for k, name in enumerate(names) if k},
-            more_samples={name: samples[..., k] for k, name in enumerate(names) if k},
             prepared={name: np.stack([p.get(name, np.full(S, np.nan)) for p in preps], axis=1)
                       for name in dict.fromkeys(n for p in preps for n in p)},
-        )
+            attrs={**({"failure": failure} if failure else {}), **ctx.attrs})
 
     def _policy(self, spec: BenchmarkSpec) -> str:
         policy = self.cfg.options.iter_policy

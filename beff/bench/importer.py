@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from beff.bench import measured
 from beff.bench.registry import BenchmarkSpec, load_suite
 from beff.bench.view import table_columns
 from beff.core import suite as suites
@@ -265,9 +266,10 @@ def measurement(suite: str, b: Block, multi: int | None, sync_size: int) -> Meas
     kind = spec.kind.value if spec is not None else _kind(headers)
     declared = list(spec.table_columns) if spec is not None else []
     ids = _column_ids(headers, declared)
-    probe = Measurement(suite, b.name, kind, b.nprocs, b.ngroups, multi, 0, np.zeros(0),
-                        np.zeros(0), [], np.zeros((0, 0)), np.zeros(0), np.zeros(0),
-                        np.zeros((0, 0, 0)), np.zeros((0, 0, 0)), columns=tuple(declared))
+    probe = measured.imported(suite=suite, benchmark=b.name, kind=kind, nprocs=b.nprocs,
+                              ngroups=b.ngroups, multi=multi, idle=0, sizes=[],
+                              repetitions=np.zeros(0), status=[], group=[], world_ranks=[],
+                              columns=tuple(declared), printed={})
     if spec is None or [c for c in ids if c] != table_columns(probe):
         declared = [c for c in ids if c and c != "defects"]
     # Each row is a size of its own, in the order printed: a size printed twice (IMB's
@@ -314,13 +316,10 @@ def measurement(suite: str, b: Block, multi: int | None, sync_size: int) -> Meas
         attrs["map_rows"] = b.map_rows
     if b.grid:
         attrs["decomposition"] = b.grid
-    return Measurement(
+    return measured.imported(
         suite=suite, benchmark=spec.name if spec is not None else b.name, kind=kind,
-        nprocs=b.nprocs, ngroups=b.ngroups, multi=multi, idle=b.idle,
-        sizes=np.asarray(sizes, dtype=np.int64), repetitions=reps, status=status,
-        times=np.full((S, P), np.nan), group=np.asarray(group_of, dtype=np.int64),
-        world_ranks=np.asarray(world, dtype=np.int64), samples=np.zeros((S, P, 0)),
-        batch_iters=np.zeros((S, P, 0), dtype=np.int64),
+        nprocs=b.nprocs, ngroups=b.ngroups, multi=multi, idle=b.idle, sizes=sizes,
+        repetitions=reps, status=status, group=group_of, world_ranks=world,
         time_scale=spec.time_scale if spec is not None else 1.0,
         bw_scale=spec.bw_scale if spec is not None else 1.0,
         needed_gb=needed if np.isfinite(needed).any() else None,

@@ -144,3 +144,10 @@ def process_counts(nprocs: int, npmin: int, even: bool = False) -> list[int]:
         n = min(2 * n, nprocs)
         counts.append(n)
     return counts
+
+
+def split_batches(n: int, batches: int) -> list[int]:
+    """Split n iterations into at most ``batches`` nearly equal batches."""
+    b = max(1, min(batches, n))
+    base, extra = divmod(n, b)
+    return [base + (1 if i < extra else 0) for i in range(b)]

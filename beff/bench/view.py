@@ -246,7 +246,8 @@ def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Tab
     """A terminal table for one benchmark at one process count; under ``-multi 1`` a row
     per size and group (the first column says which group), as IMB prints it. Columns
     without a value in any row are left out (the interval and cv of a run of one batch per
-    size, IMB-MT's and IMB-P2P's), and so are the caption's lines about them."""
+    size: --batches 1, older IMB-MT and IMB-P2P files), and so are the caption's lines about
+    them."""
     mode = f" ({m.mode})" if m.mode else ""
     title = f"{m.suite.upper()} {m.benchmark}{mode} — {m.nprocs} process" + (
         "es" if m.nprocs != 1 else "")

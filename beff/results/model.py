@@ -14,6 +14,11 @@ OUT_OF_MEM = "out-of-mem"
 SKIPPED = "skipped"
 UNSUPPORTED = "unsupported"  # the MPI library lacks a call the benchmark needs
 FAILED = "failed"  # an error ended the benchmark here (attrs["failure"] says which)
+STATUSES = frozenset({OK, TIME_OUT, OUT_OF_MEM, SKIPPED, UNSUPPORTED, FAILED})
+
+
+class MeasurementError(ValueError):
+    """A Measurement whose arrays do not fit together (a bug where it was built)."""
 
 # The table columns of IMB's benchmark classes (ids of beff.results.columns). A benchmark
 # declares its own, or takes its class's; files of schema v1, which did not store them,
@@ -79,6 +84,54 @@ class Measurement:
     def __post_init__(self) -> None:
         if not self.columns:
             self.columns = COLUMNS_BY_KIND.get(self.kind, COLUMNS_BY_KIND["collective"])
+        self.check()
+
+    def check(self) -> None:
+        """Raise MeasurementError unless the arrays fit together: S sizes, R columns (the
+        ranks that took part; IMB-MT: ranks x threads, rank-major), B batches.
+
+        ``sizes``, ``repetitions``, ``status``, ``defects`` and ``needed_gb`` are [S];
+        ``times`` and every ``more_times``/``prepared`` are [S, R]; ``group`` and
+        ``world_ranks`` are [R]; ``samples``, ``batch_iters`` and every ``more_samples`` are
+        [S, R, B] (B may be 0: an imported result); ``printed`` arrays are [S, groups].
+        """
+        S = len(self.sizes)
+        where = f"{self.suite} {self.benchmark} at {self.nprocs} processes"
+
+        def need(ok: bool, what: str) -> None:
+            if not ok:
+                raise MeasurementError(f"{where}: {what}")
+
+        def shape(name: str, value: Any, want: tuple[int | None, ...]) -> None:
+            got = np.shape(value)
+            need(len(got) == len(want) and all(w is None or g == w
+                                               for g, w in zip(got, want, strict=False)),
+                 f"{name} has shape {got}, not {tuple('*' if w is None else w for w in want)}")
+
+        shape("sizes", self.sizes, (S,))
+        shape("repetitions", self.repetitions, (S,))
+        need(len(self.status) == S, f"{len(self.status)} statuses for {S} sizes")
+        unknown = set(self.status) - STATUSES
+        need(not unknown, f"unknown status {sorted(unknown)}")
+        shape("times", self.times, (S, None))
+        R = int(np.shape(self.times)[1])
+        shape("group", self.group, (R,))
+        shape("world_ranks", self.world_ranks, (R,))
+        shape("samples", self.samples, (S, R, None))
+        B = int(np.shape(self.samples)[2])
+        shape("batch_iters", self.batch_iters, (S, R, B))
+        for name, value in self.more_times.items():
+            shape(f"times of {name}", value, (S, R))
+        for name, value in self.more_samples.items():
+            shape(f"samples of {name}", value, (S, R, B))
+        for name, value in self.prepared.items():
+            shape(f"prepared {name}", value, (S, R))
+        for name, value in self.printed.items():
+            shape(f"printed {name}", value, (S, None))
+        if self.defects is not None:
+            shape("defects", self.defects, (S,))
+        if self.needed_gb is not None:
+            shape("needed_gb", self.needed_gb, (S,))
 
     @property
     def metrics(self) -> tuple[str, ...]:

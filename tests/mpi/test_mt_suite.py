@@ -81,6 +81,9 @@ def test_two_threads_per_rank_keep_a_thread_axis_in_the_file(two_ranks: Runs) ->
     for name, m in got.items():
         S = 1 if name == "BarrierMT" else 2
         assert m.times.shape == (S, 4) and np.all(m.times > 0), name  # 2 ranks x 2 threads
+        # -repeat 20 as 10 timed batches of 2, whose sum is the time IMB-MT reports
+        assert m.samples.shape == (S, 4, 10) and np.all(m.batch_iters == 2), name
+        np.testing.assert_allclose(m.times, m.samples.sum(axis=2) / 20 * m.time_scale)
         assert list(m.world_ranks) == [0, 0, 1, 1] and m.attrs["threads"] == 2, name
         assert m.defects is not None and not m.defects.any(), (name, m.defects)
         if name != "BarrierMT":
@@ -95,6 +98,9 @@ def test_two_threads_per_rank_keep_a_thread_axis_in_the_file(two_ranks: Runs) ->
     assert [row["mbytes_per_sec"] for row in uni["rows"]] == pytest.approx(
         list(m.sizes / 2 * 2 / t_max / 1e6))
     assert uni["threads"] == 2
+    for row in uni["rows"]:  # batches give every IMB-MT row an interval
+        assert row["batches"] == 10 and \
+            row["t_avg_ci_low_us"] <= row["t_avg_us"] <= row["t_avg_ci_high_us"], row
 
 
 def test_one_rank_two_threads_finds_corruption_in_table_format(tmp_path: Path) -> None:

@@ -73,6 +73,11 @@ def test_every_format_and_show_prints_the_same(jobs: Jobs, fmt: str) -> None:
         entry = json.loads(r.stdout)["results"][0]
         assert entry["suite"] == "p2p" and [row["bytes"] for row in entry["rows"]] == \
             [1, 2, 4, 8, 16]
+        # IMB-P2P's 200 timed iterations as 10 batches of 20: an interval for every size
+        assert pp.samples.shape == (5, 2, 10) and np.all(pp.batch_iters == 20)
+        for row in entry["rows"]:
+            assert row["batches"] == 10 and \
+                row["t_avg_ci_low_us"] <= row["t_avg_us"] <= row["t_avg_ci_high_us"], row
         assert all(row["t_us"] == row["t_avg_us"] for row in entry["rows"])
     if fmt == "csv":
         lines = r.stdout.splitlines()

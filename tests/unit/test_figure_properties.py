@@ -61,7 +61,9 @@ def scaled(record: RunRecord, factor: float, seed: int) -> RunRecord:
 def one_batch(record: RunRecord) -> RunRecord:
     """The IMB golden run as IMB-MT and IMB-P2P measure: one timed batch per size."""
     out: list[Any] = [dataclasses.replace(m, samples=m.samples[..., :1],
-                                          batch_iters=m.batch_iters[..., :1])
+                                          batch_iters=m.batch_iters[..., :1],
+                                          more_samples={k: v[..., :1] for k, v in
+                                                        m.more_samples.items()})
                       if isinstance(m, Measurement) else m for m in record.results]
     return dataclasses.replace(record, results=out)
 

@@ -62,11 +62,19 @@ def _batches(record: RunRecord, factor: float, seed: int) -> RunRecord:
             out.append(m)
             continue
         iters = np.repeat(m.batch_iters[:, :, :1], 10, axis=2)
-        per_iter = np.nanmean(m.samples / m.batch_iters, axis=2, keepdims=True)
-        samples = per_iter * iters * rng.normal(1.0, 0.01, iters.shape)
+        noise = rng.normal(1.0, 0.01, iters.shape)
+
+        def spread(samples: np.ndarray, iters: np.ndarray = iters,
+                   m: Measurement = m, noise: np.ndarray = noise) -> np.ndarray:
+            per_iter = np.nanmean(samples / m.batch_iters, axis=2, keepdims=True)
+            return per_iter * iters * noise
+
+        samples = spread(m.samples)
         if m.benchmark == "PingPong":
             samples[3] *= factor
-        out.append(dataclasses.replace(m, samples=samples, batch_iters=iters))
+        more = {name: spread(value) for name, value in m.more_samples.items()}
+        out.append(dataclasses.replace(m, samples=samples, batch_iters=iters,
+                                       more_samples=more))
     return dataclasses.replace(record, results=out)
 
 

@@ -25,9 +25,11 @@ from typing import Any
 
 import numpy as np
 
+from beff.bench import measured
 from beff.bench.ctx import Ctx
 from beff.bench.job import read_input_file
 from beff.bench.registry import BenchmarkSpec, resolve
+from beff.bench.schedule import split_batches
 from beff.core import capi
 from beff.core import mpi as _mpi
 from beff.core.config import RunConfig, stall_limit
@@ -267,8 +269,9 @@ class MTJob:
         _mpi.injected_fault(spec.name, rank)
         lanes = self.lanes(MPI, cfg, spec, barrier, max(counts))
         ctxs = [Ctx(MPI, comms[k], cfg, spec, state=lanes[k]) for k in range(threads)]
-        S = len(counts)
-        seconds = np.full((S, threads), np.nan)
+        S, parts = len(counts), split_batches(repeat, max(1, cfg.batches))
+        B = len(parts)
+        seconds = np.full((S, threads, B), np.nan)  # each thread's timed seconds per batch
         defects = np.zeros(S, dtype=np.int64)
         for i, count in enumerate(counts):
             messages = (repeat + warmup) * (window if spec.name in kernels.WINDOWED else 1)
@@ -278,13 +281,19 @@ class MTJob:
             if rank == 0:
                 bar(f"{spec.name} {count} x {threads} threads")
 
-            def work(k: int, count: int = count) -> tuple[float, float, int]:
+            def work(k: int, count: int = count) -> tuple[np.ndarray, float, int]:
                 ctx = ctxs[k]
                 ctx.begin_size()
+                ctx.batches = len(parts)
+                secs = np.full(B, np.nan)
+                took = 0.0
                 with spec.kernel(ctx, count) as run:
-                    figures = run(repeat)
-                assert isinstance(figures, tuple)
-                return figures[0], figures[1], ctx.defects
+                    # -repeat timed iterations, as batches one after the other
+                    for ctx.batch, n in enumerate(parts):
+                        figures = run(n)
+                        assert isinstance(figures, tuple)
+                        secs[ctx.batch], took = figures[0], figures[1]
+                return secs, took, ctx.defects
 
             for k, (secs, took, bad) in enumerate(in_threads(threads, work)):
                 if took:
@@ -297,24 +306,24 @@ class MTJob:
             return None
         return self.record(spec, cfg, counts, P, np.concatenate([g[0] for g in gathered],
                                                                 axis=1),
-                           np.sum([g[1] for g in gathered], axis=0))
+                           np.sum([g[1] for g in gathered], axis=0), parts)
 
     def record(self, spec: BenchmarkSpec, cfg: RunConfig, counts: list[int], P: int,
-               secs: np.ndarray, defects: np.ndarray) -> Measurement:
-        """The Measurement of ``secs`` [count, rank x thread] (NaN: a thread that sat out)."""
+               secs: np.ndarray, defects: np.ndarray, parts: list[int]) -> Measurement:
+        """The Measurement of ``secs`` [count, rank x thread, batch] (NaN: a thread that sat
+        out), the batches of ``parts`` iterations."""
         threads = int(self.derived["threads"])
         type_size = int(self.derived["type_size"])
         checking = bool(self.derived["checked"])
         opts = cfg.options
         repeat = int(opts["repeat"])
         window = int(opts["window_size"])
-        S, cols = secs.shape
+        S, cols, _ = secs.shape
         scale = spec.time_scale / (window if spec.name in kernels.WINDOWED else 1)
-        took = np.isfinite(secs)
+        took = np.isfinite(secs).any(axis=2)
         status = [OK if took[i].any() else UNSUPPORTED for i in range(S)]
         attrs: dict[str, Any] = {
-            "description": spec.description, "bytes_counted": spec.bytes_counted,
-            "backend": capi.active().name, "threads": threads, "counts": counts,
+            "threads": threads, "counts": counts,
             "datatype": opts["datatype"], "type_size": type_size, "stride": opts["stride"],
             "barrier": opts["barrier"], "warm_up_repetitions": int(opts["warmup"]),
             "column_order": "rank-major: column j is rank j // threads, thread j % threads",
@@ -327,17 +336,14 @@ class MTJob:
                 f"{spec.name} not run on {P} process{'es' if P != 1 else ''}: no rank has a "
                 f"partner at -stride {opts['stride']} (IMB-MT prints NO SUCCESSFUL "
                 "EXECUTIONS)")
-        return Measurement(
-            suite=spec.suite, benchmark=spec.name, kind=spec.kind.value, nprocs=P, ngroups=1,
-            multi=None, idle=0,
-            sizes=np.asarray(counts, dtype=np.int64) * type_size * threads,
-            repetitions=np.full(S, repeat, dtype=np.int64), status=status,
-            times=secs / repeat * scale, group=np.zeros(cols, dtype=np.int64),
-            world_ranks=np.repeat(np.arange(P, dtype=np.int64), threads),
-            samples=secs[:, :, None], batch_iters=np.full((S, cols, 1), repeat, dtype=np.int64),
-            time_scale=scale, bw_scale=spec.bw_scale,
-            defects=defects if checking else None, checked=checking,
-            columns=spec.table_columns, attrs=attrs)
+        return measured.from_batches(
+            spec, sizes=np.asarray(counts, dtype=np.int64) * type_size * threads,
+            repetitions=np.full(S, repeat, dtype=np.int64), status=status, samples=secs,
+            batch_iters=np.broadcast_to(np.asarray(parts, dtype=np.int64),
+                                        (S, cols, len(parts))).copy(),
+            nprocs=P, world_ranks=np.repeat(np.arange(P, dtype=np.int64), threads),
+            time_scale=scale, defects=defects if checking else None, checked=checking,
+            attrs=attrs)
 
 
 def job(suite: Suite) -> MTJob:

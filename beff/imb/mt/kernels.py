@@ -319,32 +319,38 @@ def idle(ctx: Ctx) -> Runner:
     lane: Lane = ctx.state
 
     def run(n: int) -> tuple[float, float]:
-        ctx.call(sync_loop, lane.sync)
+        if ctx.batch <= 0:  # the others meet there before their first timed batch only
+            ctx.call(sync_loop, lane.sync)
         return 0.0, 0.0
 
     return run
 
 
 def pt2pt(ctx: Ctx, lf: Any, *args: Any) -> Runner:
-    """``run(n)``: ``-warmup`` iterations of ``lf``, then IMB-MT's barrier and n timed ones."""
+    """``run(n)``: ``-warmup`` iterations of ``lf``, then IMB-MT's barrier and n timed ones.
+    A later timed batch of the same size (ctx.batch > 0) goes straight on: no warm-up, no
+    barrier, as if the timed loop had not been cut."""
     lane: Lane = ctx.state
 
     def run(n: int) -> tuple[float, float]:
-        if lane.warmup:
+        first = ctx.batch <= 0
+        if lane.warmup and first:
             ctx.call(lf, lane.warmup, 0, lane.sync, *args)
-        (seconds,) = ctx.call(lf, n, 1, lane.sync, *args)
+        (seconds,) = ctx.call(lf, n, int(first), lane.sync, *args)
         return seconds, 1.0
 
     return run
 
 
 def collective(ctx: Ctx, op: int, count: int, root: int = 0) -> Runner:
-    """``run(n)``: ``-warmup`` + n calls of ``op``, the n timed ones summed."""
+    """``run(n)``: ``-warmup`` + n calls of ``op``, the n timed ones summed (a later timed
+    batch of the same size, ctx.batch > 0: the n calls only)."""
     lane: Lane = ctx.state
     sb, rb = address(lane.send), address(lane.recv)
 
     def run(n: int) -> tuple[float, float]:
-        (seconds,) = ctx.call(collective_loop, op, n, lane.warmup, lane.sync, sb, rb, count,
+        skip = lane.warmup if ctx.batch <= 0 else 0
+        (seconds,) = ctx.call(collective_loop, op, n, skip, lane.sync, sb, rb, count,
                               lane.dtype, lane.op_sum, root, ctx.rank, ctx.handle(ctx.comm))
         return seconds, 1.0
 

@@ -24,8 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from beff.bench import measured
 from beff.bench.ctx import Ctx
 from beff.bench.registry import BenchmarkSpec, resolve
+from beff.bench.schedule import split_batches
 from beff.core import capi
 from beff.core import mpi as _mpi
 from beff.core.config import RunConfig, stall_limit
@@ -33,7 +35,7 @@ from beff.core.progress import Bar
 from beff.core.suite import Suite
 from beff.imb.p2p import kernels, partners
 from beff.imb.p2p.options import MIB, message_sizes, parse_iter
-from beff.results.model import OK, UNSUPPORTED, Measurement, Result
+from beff.results.model import OK, Measurement, Result
 from beff.results.placement import annotate
 
 # IMB-P2P times SendRecv_Replace's loop right after its warm-up, without a barrier.
@@ -119,8 +121,9 @@ class P2PJob:
         numerator = int(self.derived["iter_numerator_bytes"])
         pause = int(cfg.options.get("pause", 0)) / 1e6
         stall = stall_limit(cfg, 2 * pause + 1.0)
-        S = len(sizes)
-        seconds = np.full(S, np.nan)
+        S, B = len(sizes), max(1, cfg.batches)
+        seconds = np.full((S, B), np.nan)  # each batch's timed seconds
+        iters = np.zeros((S, B), dtype=np.int64)
         reps = np.zeros(S, dtype=np.int64)
         warm = np.zeros(S, dtype=np.int64)
         defects = np.zeros(S, dtype=np.int64)
@@ -166,51 +169,42 @@ class P2PJob:
                                        "warm-up)")
                     if spec.name not in NO_BARRIER_AFTER_WARM_UP:
                         barrier()
-                    seconds[i] = float(np.atleast_1d(run(n))[0])
+                    # IMB-P2P's n timed iterations, as batches one after the other
+                    parts = split_batches(n, B)
+                    ctx.batches = len(parts)
+                    for b, k in enumerate(parts):
+                        ctx.batch = b
+                        seconds[i, b] = float(np.atleast_1d(run(k))[0])
+                    iters[i, : len(parts)] = parts
                     sleep()
                     barrier()
                 reps[i], warm[i], defects[i] = n, w, ctx.defects
                 messages[i] = ctx.prepared.get("messages", np.nan)
             _mpi.guard(stall, f"{spec.name} at {P} processes, gathering the results")
-            gathered = comm.gather((seconds, defects, messages), root=0)
+            gathered = comm.gather((seconds, iters, defects, messages), root=0)
         finally:
             comm.Free()
         if gathered is None:
             return None
-        secs = np.stack([g[0] for g in gathered], axis=1)  # [size, rank]
-        return Measurement(
-            suite=spec.suite, benchmark=spec.name, kind=spec.kind.value, nprocs=P, ngroups=1,
-            multi=None, idle=0, sizes=np.asarray(sizes, dtype=np.int64), repetitions=reps,
-            status=[OK] * S, times=secs / np.maximum(reps, 1)[:, None] * spec.time_scale,
-            group=np.zeros(P, dtype=np.int64), world_ranks=np.arange(P, dtype=np.int64),
-            samples=secs[:, :, None], batch_iters=np.repeat(reps[:, None, None], P, axis=1),
-            time_scale=spec.time_scale, bw_scale=spec.bw_scale,
+        return measured.from_batches(
+            spec, sizes=sizes, repetitions=reps, status=[OK] * S,
+            samples=np.stack([g[0] for g in gathered], axis=1),  # [size, rank, batch]
+            batch_iters=np.stack([g[1] for g in gathered], axis=1), nprocs=P,
             msgrate_factor=P * spec.bw_scale,
-            defects=np.sum([g[1] for g in gathered], axis=0) if cfg.check else None,
-            checked=cfg.check, columns=spec.table_columns,
-            attrs={"description": spec.description, "bytes_counted": spec.bytes_counted,
-                   "backend": capi.active().name,
-                   "decomposition": partners.decomposition(spec.name, P),
-                   "warm_up_repetitions": [int(v) for v in warm]},
-            prepared={"messages": np.stack([g[2] for g in gathered], axis=1)},
-        )
+            defects=np.sum([g[2] for g in gathered], axis=0) if cfg.check else None,
+            checked=cfg.check,
+            prepared={"messages": np.stack([g[3] for g in gathered], axis=1)},
+            attrs={"decomposition": partners.decomposition(spec.name, P),
+                   "warm_up_repetitions": [int(v) for v in warm]})
 
 
 def invalid_record(spec: BenchmarkSpec, sizes: list[int], nprocs: int, why: str,
                    cfg: RunConfig) -> Measurement:
     """The record of a benchmark IMB-P2P does not run on ``nprocs`` processes."""
-    S, P = len(sizes), nprocs
-    return Measurement(
-        suite=spec.suite, benchmark=spec.name, kind=spec.kind.value, nprocs=P, ngroups=1,
-        multi=None, idle=0, sizes=np.asarray(sizes, dtype=np.int64),
-        repetitions=np.zeros(S, dtype=np.int64), status=[UNSUPPORTED] * S,
-        times=np.full((S, P), np.nan), group=np.zeros(P, dtype=np.int64),
-        world_ranks=np.arange(P, dtype=np.int64), samples=np.full((S, P, 1), np.nan),
-        batch_iters=np.zeros((S, P, 1), dtype=np.int64), checked=cfg.check,
-        columns=spec.table_columns,
-        attrs={"description": spec.description, "bytes_counted": spec.bytes_counted,
-               "unsupported": f"{spec.name} not run on {P} process"
-                              f"{'es' if P != 1 else ''}: {why} (as in IMB-P2P)"})
+    P = nprocs
+    return measured.unmeasured(spec, sizes, P, f"{spec.name} not run on {P} process"
+                                                f"{'es' if P != 1 else ''}: {why} (as in "
+                                                "IMB-P2P)", cfg.check)
 
 
 def job(suite: Suite) -> P2PJob:

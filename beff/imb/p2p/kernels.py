@@ -15,14 +15,14 @@ pauses and barriers around them; a kernel never prints.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from beff.bench import check
-from beff.bench.ctx import Ctx, Tally
+from beff.bench.ctx import Ctx
 from beff.bench.registry import Kind, Runner, benchmark
 from beff.core import capi
 from beff.core.buffers import aligned
@@ -127,19 +127,21 @@ def pingping_loop(n: int, sbuf: U8Array, rbuf: U8Array, sb: int, rb: int, count:
 
 
 @loop
-def random_loop(n: int, both: int, seed: int, rank: int, nranks: int, sbuf: U8Array,
+def random_loop(n: int, both: int, fresh: int, seed: int, rank: int, nranks: int,
+                sbuf: U8Array,
                 rbuf: U8Array, sb: int, rb: int, count: int, dtype: int, comm: int,
                 status: int, request: int, nbytes: int, wr: int, rd: int,
                 out: I64Array) -> tuple[float, int]:
     """n * P steps, each drawing a pair (rank0, rank1). Unirandom (both = 0): rank0 touches
     and MPI_Sends to rank1, which MPI_Recvs and touches. Birandom (both = 1): each of the
     two MPI_Irecvs from the other, touches, MPI_Sends, MPI_Waits, touches. Ranks outside
-    the pair only draw. The whole loop, draws included, timed."""
+    the pair only draw. The whole loop, draws included, timed. ``fresh``: the stream starts
+    at ``seed``; else it goes on from where the last call left it (``out[3]``)."""
     err = 0
     dummy = out[0]
     last = -1
     messages = 0
-    state = seed
+    state = seed if fresh else out[3]
     t0 = C.Wtime()
     for _ in range(n * nranks):
         state, rank0, rank1 = C.random_pair(state, nranks)
@@ -171,22 +173,26 @@ def random_loop(n: int, both: int, seed: int, rank: int, nranks: int, sbuf: U8Ar
     out[0] = dummy
     out[1] = last
     out[2] = messages
+    out[3] = state
     return elapsed, err
 
 
 @loop
-def corandom_loop(n: int, seed: int, rank: int, ring: I64Array, sbuf: U8Array,
+def corandom_loop(n: int, fresh: int, seed: int, rank: int, ring: I64Array, sbuf: U8Array,
                   rbuf: U8Array, sb: int, rb: int, count: int, dtype: int, comm: int,
                   status: int, request: int, nbytes: int, wr: int, rd: int,
                   out: I64Array) -> tuple[float, int]:
     """Each step shuffles the ring; MPI_Irecv from the left neighbour, touch, MPI_Send to
-    the right one, MPI_Wait, touch. The whole loop, shuffles included, timed."""
+    the right one, MPI_Wait, touch. The whole loop, shuffles included, timed. ``fresh``: the
+    ring starts in order and the stream at ``seed``; else both go on from the last call's."""
     err = 0
     dummy = out[0]
     left = -1
-    for i in range(ring.shape[0]):
-        ring[i] = i
-    state = seed
+    state = out[3]
+    if fresh:
+        for i in range(ring.shape[0]):
+            ring[i] = i
+        state = seed
     t0 = C.Wtime()
     for _ in range(n):
         state = C.shuffle_ring(state, ring)
@@ -202,6 +208,7 @@ def corandom_loop(n: int, seed: int, rank: int, ring: I64Array, sbuf: U8Array,
     out[0] = dummy
     out[1] = left
     out[2] = 2 * n
+    out[3] = state
     return elapsed, err
 
 
@@ -290,9 +297,37 @@ def expect_from(ctx: Ctx, got: np.ndarray, sender: int, nbytes: int) -> None:
         check.expect_bytes(ctx, got[:nbytes], check.pattern(sender, nbytes))
 
 
-def record(ctx: Ctx, out: np.ndarray) -> None:
-    """Store the messages this rank sent and received in the last (timed) run."""
-    ctx.prepare("messages", float(out[2]))
+def outputs() -> np.ndarray:
+    """What a loop leaves for the next call and for Python: out[0] the touches' running
+    value, out[1] the last partner, out[2] the call's messages, out[3] a random stream's
+    state."""
+    return np.zeros(4, dtype=np.int64)
+
+
+def timed(ctx: Ctx, lf: Any, out: np.ndarray, *args: Any, fresh: int | None = None,
+          last: int | None = None) -> Callable[[int], float]:
+    """``run(n)`` of an IMB-P2P loop whose last argument is ``out``: the messages of a size's
+    timed batches (ctx.batch 0, 1, ...) are summed and stored as ``messages``; the batches
+    are one timed run, cut. A loop with a random stream takes its ``fresh`` flag at argument
+    ``fresh``: set for warm-up and the first batch (IMB-P2P starts the timed loop's stream
+    at the seed), clear for the later batches, which continue it. The argument at ``last``
+    keeps its value for warm-up and the last batch only, 0 for the others (what IMB-P2P
+    does once after its timed loop)."""
+    total = [0]
+
+    def run(n: int) -> float:
+        call = list(args)
+        if fresh is not None:
+            call[fresh] = int(ctx.batch <= 0)
+        if last is not None and 0 <= ctx.batch < ctx.batches - 1:
+            call[last] = 0
+        seconds, *_ = ctx.call(lf, n, *call, out)
+        if ctx.batch >= 0:
+            total[0] = (total[0] if ctx.batch else 0) + int(out[2])
+            ctx.prepare("messages", float(total[0]))
+        return seconds
+
+    return run
 
 
 def address(buf: np.ndarray) -> int:
@@ -303,18 +338,17 @@ def _pair(ctx: Ctx, nbytes: int, ping_pong: bool) -> Iterator[Runner]:
     partner = partners.pair_partner(ctx.rank, ctx.size)
     sbuf, rbuf = message_buffer(ctx, nbytes), message_buffer(ctx, nbytes)
     status, request = ctx.scratch(1, 1)
-    out = np.zeros(3, dtype=np.int64)
+    out = outputs()
     wr, rd = touches(ctx)
     count, dtype = ctx.message(nbytes)
     comm = ctx.handle(ctx.comm)
     if ping_pong:
         first = int(ctx.rank < ctx.size // 2)
-        yield ctx.timed(pingpong_loop, first, sbuf, rbuf, address(sbuf), address(rbuf), count,
-                        dtype, partner, comm, status, nbytes, wr, rd, out)
+        yield timed(ctx, pingpong_loop, out, first, sbuf, rbuf, address(sbuf), address(rbuf),
+                    count, dtype, partner, comm, status, nbytes, wr, rd)
     else:
-        yield ctx.timed(pingping_loop, sbuf, rbuf, address(sbuf), address(rbuf), count, dtype,
-                        partner, comm, status, request, nbytes, wr, rd, out)
-    record(ctx, out)
+        yield timed(ctx, pingping_loop, out, sbuf, rbuf, address(sbuf), address(rbuf), count,
+                    dtype, partner, comm, status, request, nbytes, wr, rd)
     expect_from(ctx, rbuf, partner, nbytes)
 
 
@@ -351,13 +385,12 @@ def pingping(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
 def _random(ctx: Ctx, nbytes: int, both: bool) -> Iterator[Runner]:
     sbuf, rbuf = message_buffer(ctx, nbytes), message_buffer(ctx, nbytes)
     status, request = ctx.scratch(1, 1)
-    out = np.zeros(3, dtype=np.int64)
+    out = outputs()
     wr, rd = touches(ctx)
     seed = int(ctx.cfg.options.get("seed", partners.DEFAULT_SEED)) & partners.STATE_MASK
-    yield ctx.timed(random_loop, int(both), seed, ctx.rank, ctx.size, sbuf, rbuf,
-                    address(sbuf), address(rbuf), *ctx.message(nbytes), ctx.handle(ctx.comm),
-                    status, request, nbytes, wr, rd, out)
-    record(ctx, out)
+    yield timed(ctx, random_loop, out, int(both), 1, seed, ctx.rank, ctx.size, sbuf, rbuf,
+                address(sbuf), address(rbuf), *ctx.message(nbytes), ctx.handle(ctx.comm),
+                status, request, nbytes, wr, rd, fresh=1)
     expect_from(ctx, rbuf, int(out[1]), nbytes)
 
 
@@ -398,15 +431,14 @@ def corandom(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     """
     sbuf, rbuf = message_buffer(ctx, nbytes), message_buffer(ctx, nbytes)
     status, request = ctx.scratch(1, 1)
-    out = np.zeros(3, dtype=np.int64)
+    out = outputs()
     ring = np.arange(ctx.size, dtype=np.int64)
     ctx.keep(ring)
     wr, rd = touches(ctx)
     seed = int(ctx.cfg.options.get("seed", partners.DEFAULT_SEED)) & partners.STATE_MASK
-    yield ctx.timed(corandom_loop, seed, ctx.rank, ring, sbuf, rbuf, address(sbuf),
-                    address(rbuf), *ctx.message(nbytes), ctx.handle(ctx.comm), status, request,
-                    nbytes, wr, rd, out)
-    record(ctx, out)
+    yield timed(ctx, corandom_loop, out, 1, seed, ctx.rank, ring, sbuf, rbuf, address(sbuf),
+                address(rbuf), *ctx.message(nbytes), ctx.handle(ctx.comm), status, request,
+                nbytes, wr, rd, fresh=0)
     expect_from(ctx, rbuf, int(out[1]), nbytes)
 
 
@@ -418,12 +450,11 @@ def _stencil(ctx: Ctx, nbytes: int, neighbours: list[int]) -> Iterator[Runner]:
     nbrs = np.asarray(neighbours, dtype=np.int64)
     ctx.keep(nbrs)
     statuses, requests = ctx.scratch(2 * k, 2 * k)
-    out = np.zeros(3, dtype=np.int64)
+    out = outputs()
     wr, rd = touches(ctx)
-    yield ctx.timed(stencil_loop, nbrs, sbuf, rbuf, address(sbuf), address(rbuf), stride,
-                    *ctx.message(nbytes), ctx.handle(ctx.comm), statuses, requests,
-                    capi.handle_size(), nbytes, wr, rd, out)
-    record(ctx, out)
+    yield timed(ctx, stencil_loop, out, nbrs, sbuf, rbuf, address(sbuf), address(rbuf),
+                stride, *ctx.message(nbytes), ctx.handle(ctx.comm), statuses, requests,
+                capi.handle_size(), nbytes, wr, rd)
     for i, sender in enumerate(neighbours):
         expect_from(ctx, rbuf[i * stride :], sender, nbytes)
 
@@ -472,11 +503,17 @@ def sendrecv_replace(ctx: Ctx, nbytes: int) -> Iterator[Runner]:
     dst, src = (ctx.rank + 1) % ctx.size, (ctx.rank - 1) % ctx.size
     buf = message_buffer(ctx, nbytes)
     status, _ = ctx.scratch(1)
-    out = np.zeros(3, dtype=np.int64)
+    out = outputs()
     wr, rd = touches(ctx)
-    tally = Tally()
-    yield ctx.timed(sendrecv_replace_loop, buf, address(buf), *ctx.message(nbytes), dst, src,
-                    ctx.handle(ctx.comm), status, nbytes, wr, rd, out, tally=tally)
-    record(ctx, out)
+    runs: list[int] = []
+    count, dtype = ctx.message(nbytes)
+    run = timed(ctx, sendrecv_replace_loop, out, buf, address(buf), count, dtype, dst, src,
+                ctx.handle(ctx.comm), status, nbytes, wr, rd, last=10)
+
+    def counted(n: int) -> float:
+        runs.append(n)
+        return run(n)
+
+    yield counted
     # The message has travelled one rank per call, in every run of this size (warm-up too).
-    expect_from(ctx, buf, (ctx.rank - sum(tally.runs)) % ctx.size, nbytes)
+    expect_from(ctx, buf, (ctx.rank - sum(runs)) % ctx.size, nbytes)
