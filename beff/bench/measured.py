@@ -42,11 +42,11 @@ def from_batches(spec: BenchmarkSpec, *, sizes: Any, repetitions: np.ndarray,
                  msgrate_factor: float = 0.0, defects: np.ndarray | None = None,
                  needed_gb: np.ndarray | None = None, checked: bool = False,
                  prepared: dict[str, np.ndarray] | None = None,
-                 attrs: dict[str, Any] | None = None) -> Measurement:
+                 attrs: dict[str, Any] | None = None, backend: str | None = None) -> Measurement:
     """A measured benchmark: ``samples[S, R, B]`` (one metric) or ``[S, R, B, K]`` (the
     spec's K metrics, the first one reported) are each rank's timed seconds per batch,
     ``batch_iters[S, R, B]`` its iterations. ``group``/``world_ranks`` default to one group
-    of ranks 0..R-1; ``time_scale`` to the spec's."""
+    of ranks 0..R-1; ``time_scale`` to the spec's; ``backend`` to the active one's name."""
     samples = np.asarray(samples, dtype=np.float64)
     if samples.ndim == 3:
         samples = samples[..., None]
@@ -69,7 +69,7 @@ def from_batches(spec: BenchmarkSpec, *, sizes: Any, repetitions: np.ndarray,
         more_samples={name: samples[..., k] for k, name in enumerate(names) if k},
         prepared=prepared or {},
         attrs={"description": spec.description, "bytes_counted": spec.bytes_counted,
-               "backend": capi.active().name, **(attrs or {})})
+               "backend": backend or capi.active().name, **(attrs or {})})
 
 
 def unmeasured(spec: BenchmarkSpec, sizes: Any, nprocs: int, why: str, checked: bool,

@@ -106,7 +106,9 @@ class Measurement:
             got = np.shape(value)
             need(len(got) == len(want) and all(w is None or g == w
                                                for g, w in zip(got, want, strict=False)),
-                 f"{name} has shape {got}, not {tuple('*' if w is None else w for w in want)}")
+                 f"{name} has shape {got}, not ("
+                 + ", ".join("*" if w is None else str(w) for w in want)
+                 + ("," if len(want) == 1 else "") + ")")
 
         shape("sizes", self.sizes, (S,))
         shape("repetitions", self.repetitions, (S,))

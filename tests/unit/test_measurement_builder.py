@@ -1,0 +1,73 @@
+"""The one Measurement builder (beff.bench.measured) and the shapes a Measurement checks."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from beff.bench import measured
+from beff.bench.registry import resolve
+from beff.results.model import OK, TIME_OUT, MeasurementError
+
+PINGPONG = resolve("mpi1", ["PingPong"], [], [])[0]
+
+
+def built() -> measured.Measurement:
+    """PingPong at 2 ranks, 3 sizes, 4 batches; the last size timed out (nothing timed)."""
+    samples = np.full((3, 2, 4), 0.25e-3)
+    samples[2] = np.nan
+    iters = np.full((3, 2, 4), 25)
+    iters[2] = 0
+    return measured.from_batches(PINGPONG, sizes=[0, 8, 1024], repetitions=np.array([100,
+                                 100, 0]), status=[OK, OK, TIME_OUT], samples=samples,
+                                 batch_iters=iters, nprocs=2, backend="jit")
+
+
+def test_times_are_the_batches_sum_over_the_repetitions_times_the_scale() -> None:
+    m = built()
+    # PingPong: half a round trip (time_scale 0.5); 4 x 0.25 ms over 100 iterations
+    assert m.time_scale == 0.5
+    np.testing.assert_allclose(m.times[:2], 1e-3 / 100 * 0.5)
+    assert np.isnan(m.times[2]).all()  # a size without a timed batch has no time
+    assert list(m.world_ranks) == [0, 1] and list(m.group) == [0, 0]
+    assert m.attrs["description"] == PINGPONG.description
+
+
+def test_a_rank_that_timed_nothing_has_no_time() -> None:
+    samples = np.full((1, 2, 3), 1e-3)
+    samples[0, 1] = np.nan  # an RMA target: every batch NaN
+    m = measured.from_batches(PINGPONG, sizes=[8], repetitions=np.array([30]), status=[OK],
+                              samples=samples, batch_iters=np.full((1, 2, 3), 10), nprocs=2,
+                              backend="jit")
+    assert np.isfinite(m.times[0, 0]) and np.isnan(m.times[0, 1])
+
+
+@pytest.mark.parametrize("change,words", [
+    ({"times": np.zeros((2, 2))}, "times has shape (2, 2), not (3, *)"),
+    ({"samples": np.zeros((3, 3, 4))}, "samples has shape (3, 3, 4), not (3, 2, *)"),
+    ({"batch_iters": np.zeros((3, 2, 5))}, "batch_iters has shape (3, 2, 5), not (3, 2, 4)"),
+    ({"status": [OK, OK]}, "2 statuses for 3 sizes"),
+    ({"status": [OK, OK, "fine"]}, "unknown status ['fine']"),
+    ({"world_ranks": np.arange(3)}, "world_ranks has shape (3,), not (2,)"),
+    ({"more_samples": {"t_pure": np.zeros((3, 2, 1))}},
+     "samples of t_pure has shape (3, 2, 1), not (3, 2, 4)"),
+    ({"defects": np.zeros(4)}, "defects has shape (4,), not (3,)"),
+])
+def test_arrays_that_do_not_fit_together_are_refused(change: dict, words: str) -> None:
+    with pytest.raises(MeasurementError) as err:
+        dataclasses.replace(built(), **change)
+    assert str(err.value) == f"mpi1 PingPong at 2 processes: {words}"
+
+
+def test_an_unmeasured_benchmark_and_an_imported_table_fit_too() -> None:
+    m = measured.unmeasured(PINGPONG, [0, 8], 3, "PingPong not run: why", checked=False)
+    assert m.unsupported and m.samples.shape == (2, 3, 1) and m.attrs["unsupported"].endswith(
+        "why")
+    i = measured.imported(suite="mpi1", benchmark="PingPong", kind="single_transfer",
+                          nprocs=2, ngroups=1, multi=None, idle=0, sizes=[0, 8],
+                          repetitions=np.array([1000, 1000]), status=[OK, OK], group=[0, 0],
+                          world_ranks=[0, 1], columns=("bytes", "repetitions", "t"),
+                          printed={"t": np.array([[0.5], [0.6]])})
+    assert i.samples.shape == (2, 2, 0) and np.isnan(i.times).all()
