@@ -303,6 +303,7 @@ class Backend:
             yield
         finally:
             notice.cancel()
+            notice.join()  # at once (cancelled): no timer thread outlives the compile
 
     def compiling_notice(self) -> None:
         """Said once, on rank 0, when a loop takes long to be ready: it is being compiled."""
