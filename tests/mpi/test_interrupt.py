@@ -31,7 +31,7 @@ def test_ctrl_c_at_any_moment_is_one_line(after: float, tmp_path: Path) -> None:
     try:
         time.sleep(after)
         os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=60)
     finally:
         kill_group(proc)
     if "init_import_site" in err or ("KeyboardInterrupt" in err and
@@ -43,11 +43,17 @@ def test_ctrl_c_at_any_moment_is_one_line(after: float, tmp_path: Path) -> None:
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     if proc.returncode == 0:
         return  # it finished first (not on a loaded machine, at these moments)
+    if err == "" and "KILLED BY SIGNAL: 2" in out:
+        # SIGINT's default action (MPICH's launcher says so): the ranks had not started
+        # CPython's own handling yet (any later moment leaves a traceback, above, or beff's
+        # line); on a loaded machine starting the interpreter takes longer than these moments
+        return
     ours = [line for line in err.splitlines() if line.startswith("beff:")]
     if is_open_mpi_cached():  # prterun ends the ranks itself, and stops forwarding their
         assert len(ours) <= 1, err  # output as it tears down; its code is its own
         return
-    assert len(ours) == 1 and ours[0].startswith("beff: interrupted (SIGINT)"), err
+    assert len(ours) == 1 and ours[0].startswith("beff: interrupted (SIGINT)"), \
+        (proc.returncode, err, out[-800:])
     assert proc.returncode == 130, err
 
 

@@ -6,6 +6,10 @@ MPI_COMM_WORLD (a duplicate of it), as in IMB-P2P:
     n, w = round(numerator / size) capped to [1, max], n div 10 (>= 1 when n > 1)
     pause; barrier; w warm-up iterations; barrier; n timed iterations; pause; barrier
 
+The n timed iterations run as ``--batches`` batches one after the other (their seconds sum
+to one loop's); the warm-up as 1 and w - 1. Between them, nothing but the stall guard's
+re-arming: a slow batch is not a hung rank when the ones before it were as slow.
+
 (SendRecv_Replace has no barrier between its warm-up and its timed loop.) The pause is
 ``-pause`` microseconds of sleep; the barrier is IMB-P2P's own (zero-byte MPI_Sendrecv
 rounds). A benchmark that IMB-P2P does not run on P processes (PingPong on an odd count, a
@@ -156,25 +160,36 @@ class P2PJob:
                 with contextlib.ExitStack() as ctx.resources, spec.kernel(ctx, nbytes) as run:
                     sleep()
                     barrier()
-                    if w:
-                        began = time.monotonic()
-                        run(w)
-                        # Slow is not hung: the timed run may last what its warm-up says
-                        # (IMB-P2P's fixed 100,000 repetitions at a loaded node's 1 ms)
-                        expected = (time.monotonic() - began) / w * n
-                        if SLOW_MARGIN * expected > stall:
-                            _mpi.guard(stall + SLOW_MARGIN * expected,
+                    per = 0.0  # seconds per repetition, the slowest seen on this rank
+                    for k in (1, w - 1) if w > 1 else (w,):  # the first one tells the pace
+                        if not k:
+                            continue
+                        if SLOW_MARGIN * per * k > stall:  # slow is not hung (below)
+                            _mpi.guard(stall + SLOW_MARGIN * per * k,
                                        f"{spec.name} at {P} processes, {nbytes} bytes "
-                                       f"({n} repetitions, about {expected:.0f} s by its "
-                                       "warm-up)")
+                                       f"(warm-up: {w} repetitions)")
+                        began = time.monotonic()
+                        run(k)
+                        per = max(per, (time.monotonic() - began) / k)
                     if spec.name not in NO_BARRIER_AFTER_WARM_UP:
                         barrier()
                     # IMB-P2P's n timed iterations, as batches one after the other
                     parts = split_batches(n, B)
                     ctx.batches = len(parts)
                     for b, k in enumerate(parts):
+                        # Slow is not hung: a batch may last what the warm-up or the batch
+                        # before it says (IMB-P2P's fixed 100,000 repetitions at a loaded
+                        # node's 1 ms); each batch is progress, and re-arms the guard
+                        expected = per * k
+                        if SLOW_MARGIN * expected > stall:
+                            _mpi.guard(stall + SLOW_MARGIN * expected,
+                                       f"{spec.name} at {P} processes, {nbytes} bytes "
+                                       f"(batch {b + 1} of {len(parts)}: {k} repetitions, "
+                                       f"about {expected:.0f} s by the last ones)")
                         ctx.batch = b
+                        began = time.monotonic()
                         seconds[i, b] = float(np.atleast_1d(run(k))[0])
+                        per = max(per, (time.monotonic() - began) / k)
                     iters[i, : len(parts)] = parts
                     sleep()
                     barrier()
