@@ -13,17 +13,14 @@ it as ``derived``.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
-import os
-import shlex
 import sys
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from beff.core import runtime, terminal
+from beff.core import runtime
 from beff.core import suite as suites
 from beff.core.config import (
     RunConfig,
@@ -38,14 +35,12 @@ from beff.core.errors import BeffError, UsageError
 from beff.core.metadata import placement, run_attrs
 from beff.core.mpi import OMPI_ONE_SIDED_SETTINGS, env_rank, guard, injected_stop
 from beff.core.progress import Bar, make_progress
-from beff.render import common
-from beff.render.view import TEXT_FORMATS, View, csv_header, csv_rows, json_text
-from beff.results import warnings, watch
-from beff.results.archive import ResultFile, load
 from beff.results.model import Result, RunRecord
 
+if TYPE_CHECKING:  # rank 0's side: imported there only (h5py, rich)
+    from beff.render.live import LiveRun, Notes
+
 Emit = Callable[[Result], None]
-Notes = Callable[[Result], list[str]]  # the Python API's warnings about one result
 
 
 class Job(Protocol):
@@ -164,6 +159,8 @@ def run(suite_name: str, overrides: dict[str, Any]) -> None:
             sys.exit(1)
 
     if env_rank() in (None, 0):  # the rank that will write the file: its watcher's start-up
+        from beff.results import watch
+
         watch.spawn()  # overlaps MPI's (the file is handed to it once it exists)
     runtime.run_job(thread_level(suite, overrides), preparer(suite, overrides), job,
                     OMPI_ONE_SIDED_SETTINGS if suite.one_sided else None, overrides=overrides)
@@ -173,113 +170,6 @@ def _config_dict(cfg: RunConfig) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(cfg.to_json())
     data.pop("sources", None)
     return data
-
-
-class _Rank0:
-    """Rank 0's side of a run: the result file and the live output."""
-
-    def __init__(self, suite: suites.Suite, cfg: RunConfig, job: Job,
-                 attrs: dict[str, Any], ranks: list[dict[str, Any]], render: bool,
-                 notes: Notes | None = None) -> None:
-        self.cfg = cfg
-        self.fmt = cfg.format if render else ""  # "": store only, print nothing
-        self.notes = notes
-        self.job = job
-        self.view: View = suite.load("view")
-        self.record = RunRecord(attrs=attrs, ranks=ranks)
-        self.out = ResultFile(cfg.output or default_output())
-        self.out.watch()  # first: a kill during the creation leaves no working copy
-        self.out.create(attrs, ranks, exclusive=not cfg.force)
-        self.out.guard()
-        self.stdout = terminal.console()
-        self.stderr = terminal.console(stderr=True)
-        self.found: list[str] = []
-        self.pending: dict[str, Result] = {}  # emitted, not rendered yet (by key)
-        self.bar: Bar = Bar()
-
-    def warn(self, new: list[str]) -> None:
-        new = [w for w in new if w not in self.found]
-        self.found.extend(new)
-        if self.fmt:  # else they come back on the record only (the Python API)
-            with self.bar.paused():
-                common.print_warnings(self.stderr, new)
-
-    def begin(self) -> None:
-        fmt = self.fmt
-        if fmt in TEXT_FORMATS:
-            sys.stdout.write(self.view.text_header(self.record))
-        elif fmt == "csv":
-            sys.stdout.write(csv_header(self.view))
-
-    def emit(self, result: Result) -> None:
-        self.out.add(result)
-        self.record.put(result)
-        if self.job.streaming:
-            self.render(result)
-        else:
-            self.pending[result.key] = result
-
-    def render(self, result: Result) -> None:
-        self.warn(self.view.result_warnings(result, self.record)
-                  + (self.notes(result) if self.notes is not None else []))
-        fmt = self.fmt
-        with self.bar.paused():
-            if fmt in TEXT_FORMATS:
-                sys.stdout.write(self.view.text(result, self.record))
-            elif fmt == "csv":
-                sys.stdout.write(csv_rows(self.view, [result]))
-            elif fmt == "table":
-                self.view.table(result, self.record, self.stdout)
-            elif fmt == "json":
-                pass  # the whole document at the end
-
-    def end(self, status: str, **more: Any) -> None:
-        if self.fmt == "table" and self.view.footer_first:
-            common.footer(self.record.attrs, self.stdout)  # the warnings went to stderr
-        for result in self.pending.values():
-            self.render(result)
-        self.out.finish(status, warnings=self.found, **more)
-        self.record.attrs.update(status=status, warnings=self.found)  # as the file has them
-        fmt = self.fmt
-        if fmt in TEXT_FORMATS:
-            sys.stdout.write(self.view.text_footer(self.record))
-        elif fmt == "json":
-            sys.stdout.write(json_text(load(self.out.path)))
-        elif fmt == "table" and not self.view.footer_first:
-            common.footer(self.record.attrs, self.stdout)  # the warnings went to stderr
-        sys.stdout.flush()
-        if self.fmt:
-            self.stderr.print(f"[dim]results written to {os.fspath(self.out.path)}[/dim]")
-        self.report()
-
-    def report(self) -> None:
-        """``--report``: the page of the finished file (a failed report is a warning: the
-        results are safe in their file); without it, the command that would make it."""
-        path = os.fspath(self.out.path)
-        if not self.cfg.report:
-            if self.fmt:
-                page = shlex.quote(Path(path).with_suffix(".html").name)
-                command = f"beff report {shlex.quote(path)} -o {page}"
-                if importlib.util.find_spec("matplotlib") is None:  # the hint must work
-                    self.stderr.print(f"[dim]for its report page, add matplotlib (pip install "
-                                      f"matplotlib), then: {command}[/dim]", soft_wrap=True)
-                else:
-                    self.stderr.print(f"[dim]its report page: {command}[/dim]",
-                                      soft_wrap=True)
-            return
-        from beff.render import report
-
-        try:
-            written = report.write([load(self.out.path)], [path], self.cfg.report)
-        except Exception as exc:  # noqa: BLE001 - any drawing error: say it, keep the run's
-            if not self.fmt:  # the Python API: on the record (the file is finished)
-                self.found.append(f"the report page could not be written: {exc}")
-                return
-            self.stderr.print(f"beff: warning: the report page could not be written: {exc}",
-                              markup=False, highlight=False, soft_wrap=True)
-            return
-        if self.fmt:
-            self.stderr.print(f"[dim]report written to {os.fspath(written)}[/dim]")
 
 
 # What the end of a run should take at most on a quick machine (the stall guard's default is
@@ -318,7 +208,7 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
                                                      job.everywhere,
                                                      getattr(job, "check_ranks", None))
     extra = job.start(MPI, cfg, ranks)
-    me: _Rank0 | None = None
+    me: LiveRun | None = None
     trouble = ""
     if rank == 0:
         assert ranks is not None and overhead is not None
@@ -328,8 +218,11 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
                      oversubscribed=where["oversubscribed"], overhead=overhead,
                      benchmarks=job.names(), suite=suite.name, checked=cfg.check,
                      derived=job.derived, **extra)
+        from beff.render.live import LiveRun
+        from beff.results import warnings
+
         try:
-            me = _Rank0(suite, cfg, job, attrs, ranks, render, result_notes)
+            me = LiveRun(suite, cfg, job.streaming, attrs, ranks, render, result_notes)
         except BeffError as exc:
             if render:
                 raise

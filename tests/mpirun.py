@@ -157,7 +157,7 @@ def runs(nprocs: int, commands: dict[str, list[str]], directory: Path,
         out = directory / f"{name}.h5"
         if "-o" in args:
             out = Path(args[args.index("-o") + 1])
-        else:
+        elif args[:1] != ["info"]:  # beff info writes no file
             args = [*args, "-o", str(out)]
         outs[name] = out
         spec.append({"name": name, "argv": list(args), "cwd": str(directory / name)})

@@ -10,7 +10,7 @@ are imported only when needed (``beff --help`` and ``beff list`` import no kerne
 * ``view``: its renderers (:class:`beff.render.view.View`): rich table, the original's
   text, JSON and CSV, each from the records the run stores;
 * ``layout``: for a suite whose result is one typed record (b_eff, b_eff_io), the HDF5
-  layout of that record (:class:`beff.results.archive.Layout`), stored in the group named
+  layout of that record (:class:`beff.results.layout.Layout`), stored in the group named
   after the suite. IMB-style suites store :class:`beff.results.model.Measurement` objects;
 * ``importer``: the reader of the original program's output (:class:`beff.results.imported.
   Importer`) that ``beff import`` turns into this suite's results (one importer may serve

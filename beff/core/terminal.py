@@ -17,8 +17,10 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from typing import TYPE_CHECKING
 
-from rich.console import Console
+if TYPE_CHECKING:  # imported where a console is made: rank 0 (worker ranks print nothing)
+    from rich.console import Console
 
 LAUNCHERS = ("mpiexec", "mpirun", "mpiexec.hydra", "prterun", "orterun", "srun")
 MAX_DEPTH = 8
@@ -183,6 +185,8 @@ def console(stderr: bool = False, force: bool | None = None) -> Console:
     fd = 2 if stderr else 1
     terminal = is_terminal(fd) if force is None else force
     width = terminal_width(fd) if terminal else FILE_WIDTH
+    from rich.console import Console
+
     return Console(stderr=stderr, highlight=False, soft_wrap=True, force_terminal=terminal,
                    emoji=False,  # ":name:" in a host or file name stays as written
                    no_color=not terminal, width=width)

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from beff.patterns import final_line, memory_mib, reduce_beff
-from beff.results.archive import Layout
+from beff.results.layout import Layout
 
 MB = 1e6
 # The warning a run of all ranks on one node earns (beff.results.warnings), in b_eff's words.

@@ -30,7 +30,7 @@ from beff.io.reduce import (
     type_bandwidth,
     validity,
 )
-from beff.results.archive import Layout
+from beff.results.layout import Layout
 
 MB = 1e6
 MIB = 1 << 20

@@ -26,7 +26,7 @@ import numpy as np
 
 from beff.netmap import outliers
 from beff.netmap.outliers import ACROSS, BANDWIDTH, LATENCY, WITHIN, Finding, Rule
-from beff.results.archive import Layout
+from beff.results.layout import Layout
 
 MATRIX_MAX = 1024  # P x P matrices are stored up to this many mapped ranks (8 MiB each)
 

@@ -30,7 +30,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +40,7 @@ from beff.core import suite as suites
 from beff.core import testhooks
 from beff.core.errors import BeffError
 from beff.results import atomic, parts, watch
+from beff.results.layout import Layout
 from beff.results.model import Measurement, Result, RunRecord, StoredSummary
 
 # Format history (share/schema/CHANGES.md has the details):
@@ -396,22 +396,8 @@ def read_summary(g: h5py.Group, name: str) -> StoredSummary:
                          json.loads(_decode(g.attrs["summary"])))
 
 
-# A suite's typed record (b_eff's /beff, b_eff_io's /beffio): scalar inputs as attributes,
-# lists of names as string datasets, arrays as datasets with units and a description, dicts as
-# JSON attributes. Each suite declares its record's Layout (core.suite.Suite.layout).
-@dataclass(frozen=True)
-class Layout:
-    group: str
-    cls: type
-    scalars: tuple[str, ...]
-    names: dict[str, str]
-    arrays: dict[str, tuple[str, str]]
-    bools: tuple[str, ...] = ()
-    int_lists: tuple[str, ...] = ()
-    json: tuple[str, ...] = ()
-    bool_arrays: tuple[str, ...] = ()  # arrays among ``arrays`` of flags: 0/1, read as bools
-
-
+# A suite's typed record (b_eff's /beff, b_eff_io's /beffio, the map's) is stored as its
+# Layout (beff.results.layout) says.
 def layout_of(suite: str) -> Layout:
     """The Layout of ``suite``'s typed record."""
     layout: Layout = suites.get(suite).load("layout")

@@ -10,7 +10,8 @@ others in a barrier, and the next run starts on the MPI the first one initialize
 run has the first run's thread level). An I/O run (``beff io``, ``beff imb io``) can only
 be a job's last: its files' clean-up holds for the rest of the process. Each rank's stdout
 and stderr go to DIR/NAME.RANK.out and .err, at the level of the file descriptors, its exit
-code to DIR/NAME.RANK.code and the seconds the run took to .seconds. A run that fails ends
+code to DIR/NAME.RANK.code, the seconds the run took to .seconds and the modules the
+process has imported by then (this run's and the earlier ones') to .modules. A run that fails ends
 the program as it would end its job: the runs after it then have no files.
 """
 
@@ -101,6 +102,8 @@ def main(spec_path: str) -> None:
                 os.close(saved[1])
         (logs / f"{name}.{rank}.seconds").write_text(str(took))
         (logs / f"{name}.{rank}.code").write_text(str(code))
+        # what this rank has imported so far: this run's and the earlier runs' (a union)
+        (logs / f"{name}.{rank}.modules").write_text("\n".join(sorted(sys.modules)) + "\n")
         if _mpi.initialized():
             _mpi.mpi().COMM_WORLD.Barrier()
 

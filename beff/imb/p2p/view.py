@@ -32,7 +32,6 @@ from beff.bench.view import (
 from beff.results import columns, stats
 from beff.results.model import FAILED, OUT_OF_MEM, TIME_OUT, Measurement, RunRecord
 
-COLUMNS = ("bytes", "repetitions", "p2p_t", "mbytes_per_sec", "msg_per_sec")
 TITLE_DASHES = "#" + "-" * 60
 BLOCK_DASHES = "#" + "-" * 64
 

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from beff.results.archive import Layout
+from beff.results.layout import Layout
 
 
 @dataclass

@@ -1,0 +1,88 @@
+"""What a rank that only measures imports: at 2 and 4 ranks, every command that starts MPI
+(``beff imb`` of all eight suites, ``beff info``, ``map``, ``run`` and ``io``), the modules
+of ranks other than 0, read after each run (tests/mpi/runs_script.py writes them: a union of
+the job's runs so far, so a module missing there is missing from each run).
+
+Rank 0 alone writes the result file and renders (h5py, rich). The typer commands (info, map,
+run, io) parse their command line with typer on every rank before MPI_Init, so that bad
+input is one line and exit 2 on every rank: typer, and the rich it imports, load there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.mpirun import Jobs, Ran
+
+pytestmark = pytest.mark.mpi
+
+NEVER = {"h5py", "scipy", "matplotlib"}  # on no rank but 0, whatever the command
+NOT_FOR_IMB = {"rich", "typer", "click"}  # nor these, for beff imb (argparse, no typer)
+# The most modules a measuring rank may hold, the standard library's included: measured
+# 372-406 for the eight IMB suites run one after the other in one process (rank 1 of one
+# `beff imb mpi1` held 466 before rank 0's writing and rendering moved out of its way), and
+# 489-530 for the four typer commands; a budget about 10 % above, so that a heavy import
+# shows.
+BUDGET = {"imb": 450, "typer": 580}
+QUICK = ["-msglog", "0:1", "-iter_policy", "off", "-iter", "5"]
+IMB = {  # the MT run first: the job's MPI starts at its thread level (multiple)
+    "mt": ["imb", "mt", "PingPongMT", "-count", "1", "-repeat", "10", "-warmup", "1"],
+    "mpi1": ["imb", "mpi1", "PingPong", *QUICK],
+    "nbc": ["imb", "nbc", "Ibcast", *QUICK],
+    "mpi4": ["imb", "mpi4", "Bcast_persist", *QUICK],
+    "ext": ["imb", "ext", "Window", *QUICK],
+    "rma": ["imb", "rma", "Unidir_put", *QUICK],
+    "p2p": ["imb", "p2p", "PingPong", "-msglog", "0:1", "-iter", "10", "-pause", "0"],
+    "imb io": ["imb", "io", "S_Write_Indv", *QUICK, "--io-dir", "."],  # I/O: last
+}
+TYPER = {
+    "info": ["info"],
+    "map": ["map", "--all-ranks", "--size", "16KiB", "--window", "2", "--rounds", "3",
+            "--repetitions", "3", "--time", "5"],
+    "run": ["run", "--quick"],
+    "io": ["io", "--quick", "--dir", "."],  # I/O: last
+}
+
+
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory: pytest.TempPathFactory) -> Jobs:
+    return Jobs(tmp_path_factory.mktemp, "imports",
+                [(n, {f"{name} np{n}": args for name, args in commands.items()}, None)
+                 for n in (2, 4) for commands in (IMB, TYPER)])
+
+
+def modules(r: Ran, name: str, rank: int) -> set[str]:
+    path = r.out.parent / "logs" / f"{name}.{rank}.modules"
+    return set(path.read_text().split())
+
+
+def top(names: set[str]) -> set[str]:
+    return {n.split(".")[0] for n in names}
+
+
+@pytest.mark.parametrize("nprocs", [2, 4])
+@pytest.mark.parametrize("kind", ["imb", "typer"])
+def test_a_measuring_rank_loads_no_writer_and_no_renderer(jobs: Jobs, kind: str,
+                                                          nprocs: int) -> None:
+    commands = IMB if kind == "imb" else TYPER
+    for name in commands:
+        r = jobs.ok(f"{name} np{nprocs}")
+        for rank in range(1, nprocs):
+            mods = modules(r, f"{name} np{nprocs}", rank)
+            heavy = top(mods) & (NEVER | (NOT_FOR_IMB if kind == "imb" else set()))
+            assert not heavy, (name, rank, sorted(heavy))
+            assert len(mods) <= BUDGET[kind], (name, rank, len(mods))
+    # the positive control: rank 0 wrote the file with h5py and printed with rich
+    last = next(reversed(commands))
+    zero = top(modules(jobs.ok(f"{last} np{nprocs}"), f"{last} np{nprocs}", 0))
+    assert {"h5py", "rich"} <= zero, sorted(zero)
+
+
+def test_the_logs_hold_every_run(jobs: Jobs) -> None:
+    """Each run of the jobs wrote its module list on every rank (the test above read them)."""
+    for n in (2, 4):
+        for name in (*IMB, *TYPER):
+            r = jobs.ok(f"{name} np{n}")
+            for rank in range(n):
+                assert Path(r.out.parent / "logs" / f"{name} np{n}.{rank}.modules").exists()
