@@ -310,6 +310,7 @@ def _read_failure_note() -> tuple[int, int] | None:
 
 # A rank other than 0 that gets SIGINT or SIGTERM leaves ending the job to rank 0 (Ctrl-C
 # reaches every rank, directly or forwarded by the launcher) and waits this long for it.
+LINE_FORWARD_S = 0.3  # rank 0's last line to the launcher before MPI_Abort
 INTERRUPT_GRACE_S = 10.0
 
 
@@ -355,6 +356,10 @@ def _watch_signals(rank: int) -> None:
         sys.stderr.flush()
         _run_cleanup()
         _run_cleanup(_again)
+        # The line is in the launcher's pipe; MPI_Abort makes it tear the job down, and a
+        # busy launcher (MPICH's, seen at load 5) then ended before it had passed the line
+        # on: give it a moment first.
+        time.sleep(LINE_FORWARD_S)
         # The launcher's own lines are its business; MPI_Abort's "Abort(130) on node 0"
         # would only repeat this rank's line.
         devnull = os.open(os.devnull, os.O_WRONLY)
