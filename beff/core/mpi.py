@@ -434,6 +434,8 @@ def stop_watchdog() -> None:
     global _watchdog
     if _watchdog is not None:
         _watchdog.cancel()
+        if _watchdog is not threading.current_thread():
+            _watchdog.join(timeout=1.0)  # at once (cancelled): no timer outlives the run
         _watchdog = None
     backstop.disarm("timeout")
 
