@@ -242,7 +242,7 @@ def injected_stop(point: str) -> None:
     ``mpi_init`` (just before MPI_Init, by the launcher's rank), ``init`` (MPI_Init done),
     ``backend`` (selecting the timed loops), ``metadata`` (each rank's facts), ``calibration``
     (in IMB's first calibration, before its first reduction), ``end`` (after the last
-    measurement)."""
+    measurement), ``exit`` (the job done, before the interpreter's exit)."""
     if testhooks.stop(point, lambda: _MPI.COMM_WORLD.Get_rank() if _MPI is not None
                       else env_rank()):
         sys.stderr.write(f"beff: test hook: rank stops at {point}\n")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import signal
 import sys
 import time
 import types
@@ -125,6 +126,14 @@ def end_process(code: int) -> NoReturn:
                 os.dup2(devnull, stream.fileno())
                 os.close(devnull)
     gc.freeze()
+    # The job is done. The interpreter's tear-down puts SIGINT's and SIGTERM's default
+    # actions back before mpi4py's MPI_Finalize: a Ctrl-C then killed the rank there, and
+    # MPICH's launcher reported a finished job as a failed one (exit 2). Ignored, the
+    # tear-down ends; a rank hung in MPI_Finalize is the launcher's second Ctrl-C's.
+    with contextlib.suppress(ValueError):  # not the main thread: its handlers are not ours
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
+    _mpi.injected_stop("exit")
     sys.exit(code)
 
 

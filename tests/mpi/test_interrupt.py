@@ -3,6 +3,7 @@ traceback on any rank (issue: hardening round 3, item 3)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -90,3 +91,39 @@ def test_ctrl_c_while_rank_0_is_before_mpi_init_and_the_others_in_it(tmp_path: P
         return
     assert len(ours) == 1 and ours[0].startswith("beff: interrupted (SIGINT)"), err
     assert proc.returncode == 130, err
+
+
+def test_ctrl_c_after_the_job_is_done_leaves_it_done(tmp_path: Path) -> None:
+    """Ctrl-C while the ranks tear down a finished job (rank 1 held there by a test hook's
+    SIGSTOP, rank 0 gone on into MPI_Finalize): the interpreter's tear-down had put
+    SIGINT's default action back, so a rank died of it and MPICH's launcher called the
+    finished job failed (exit 2). The job stays finished: 0, every result kept."""
+    from tests.mpirun import process_state, rank_pids
+
+    if is_open_mpi_cached():
+        pytest.skip("Open MPI's prterun ends the ranks itself on Ctrl-C")
+    out = tmp_path / "c.h5"
+    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog",
+           "0:2", "-iter", "50", "-iter_policy", "off", "-o", str(out), "PingPong"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=mpi_env({"BEFF_TEST_STOP": "1:exit"}),
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while (pid := rank_pids(str(out)).get(1)) is None or process_state(pid) != "T":
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(0.5)  # rank 0 tears down meanwhile
+        os.killpg(proc.pid, signal.SIGINT)
+        time.sleep(0.2)
+        with contextlib.suppress(ProcessLookupError):  # SIGINT's default action killed it
+            os.kill(pid, signal.SIGCONT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        kill_group(proc)
+    assert "beff: test hook: rank stops at exit" in err, err
+    assert proc.returncode == 0, err
+    assert "interrupted" not in err, err
+    from beff.results.archive import load
+
+    assert load(out).attrs["status"] == "complete"
