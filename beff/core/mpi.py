@@ -132,9 +132,11 @@ def init(thread_level: str = "single",
     shm.release_mapped(startup=True)
     on_abort(_release_segments)
     _watch_signals(MPI.COMM_WORLD.Get_rank())
-    if early.pending:  # a Ctrl-C before or during MPI_Init (beff.core.early): now it acts
+    if early.pending:  # a Ctrl-C before or during MPI_Init (beff.core.early): now it acts,
+        # here, in this thread (from the signal thread it let this one start the job, which
+        # a small run finished, file and all, before rank 0's abort)
         early.pending = False
-        os.kill(os.getpid(), signal.SIGINT)
+        _end_on_signal(signal.SIGINT, MPI.COMM_WORLD.Get_rank())
     injected_stop("init")
     return MPI
 
@@ -338,38 +340,44 @@ def _watch_signals(rank: int) -> None:
             data = os.read(read_fd, 1)
             if data and data[0] in (signal.SIGINT, signal.SIGTERM):
                 break
-        code = INTERRUPTED if data[0] == signal.SIGINT else 143
-        name = "interrupted (SIGINT)" if data[0] == signal.SIGINT else "terminated (SIGTERM)"
-        if rank != 0:
-            time.sleep(INTERRUPT_GRACE_S)
-            abort(f"{name}, and rank 0 did not end the job", code)
-            return
-        note = _read_failure_note() if data[0] == signal.SIGTERM else None
-        if note is not None:  # a failing rank's: its line is printed, its code is the job's
-            code = note[0]
-        if not _claim_abort(code):
-            return
-        sys.unraisablehook = lambda _: None
-        sys.stderr.write(f"beff: rank {note[1]} failed: the job ends, results so far are "
-                         "kept\n" if note is not None else
-                         f"beff: {name}: the job ends, results so far are kept\n")
-        sys.stderr.flush()
-        _run_cleanup()
-        _run_cleanup(_again)
-        # The line is in the launcher's pipe; MPI_Abort makes it tear the job down, and a
-        # busy launcher (MPICH's, seen at load 5) then ended before it had passed the line
-        # on: give it a moment first.
-        time.sleep(LINE_FORWARD_S)
-        # The launcher's own lines are its business; MPI_Abort's "Abort(130) on node 0"
-        # would only repeat this rank's line.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 2)
-        try:
-            mpi().COMM_WORLD.Abort(code)
-        finally:
-            os._exit(code)
+        _end_on_signal(data[0], rank)
 
     threading.Thread(target=watch, daemon=True, name="beff-signals").start()
+
+
+def _end_on_signal(signum: int, rank: int) -> None:
+    """End the job for SIGINT or SIGTERM (:func:`_watch_signals`): rank 0 at once, the
+    others after INTERRUPT_GRACE_S if rank 0 has not."""
+    code = INTERRUPTED if signum == signal.SIGINT else 143
+    name = "interrupted (SIGINT)" if signum == signal.SIGINT else "terminated (SIGTERM)"
+    if rank != 0:
+        time.sleep(INTERRUPT_GRACE_S)
+        abort(f"{name}, and rank 0 did not end the job", code)
+        return
+    note = _read_failure_note() if signum == signal.SIGTERM else None
+    if note is not None:  # a failing rank's: its line is printed, its code is the job's
+        code = note[0]
+    if not _claim_abort(code):
+        return
+    sys.unraisablehook = lambda _: None
+    sys.stderr.write(f"beff: rank {note[1]} failed: the job ends, results so far are "
+                     "kept\n" if note is not None else
+                     f"beff: {name}: the job ends, results so far are kept\n")
+    sys.stderr.flush()
+    _run_cleanup()
+    _run_cleanup(_again)
+    # The line is in the launcher's pipe; MPI_Abort makes it tear the job down, and a
+    # busy launcher (MPICH's, seen at load 5) then ended before it had passed the line
+    # on: give it a moment first.
+    time.sleep(LINE_FORWARD_S)
+    # The launcher's own lines are its business; MPI_Abort's "Abort(130) on node 0"
+    # would only repeat this rank's line.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    try:
+        mpi().COMM_WORLD.Abort(code)
+    finally:
+        os._exit(code)
 
 
 def _install_abort_hook() -> None:
