@@ -132,6 +132,29 @@ def collect_env() -> dict[str, str]:
     return {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)}
 
 
+# What a batch system tells its job, per scheduler: (job id variable, {field: variable}).
+BATCH_SYSTEMS = (
+    ("slurm", "SLURM_JOB_ID", {"step_id": "SLURM_STEP_ID", "job_name": "SLURM_JOB_NAME",
+                               "partition": "SLURM_JOB_PARTITION",
+                               "nodelist": "SLURM_JOB_NODELIST", "ntasks": "SLURM_NTASKS",
+                               "cluster": "SLURM_CLUSTER_NAME"}),
+    ("pbs", "PBS_JOBID", {"job_name": "PBS_JOBNAME", "queue": "PBS_QUEUE"}),
+    ("lsf", "LSB_JOBID", {"job_name": "LSB_JOBNAME", "queue": "LSB_QUEUE"}),
+    ("flux", "FLUX_JOB_ID", {}),
+)
+
+
+def collect_batch() -> dict[str, str]:
+    """The batch job this run is part of, from rank 0's environment: the scheduler, the job
+    id and what else it tells ({} outside a batch job)."""
+    for scheduler, job_var, fields in BATCH_SYSTEMS:
+        job_id = os.environ.get(job_var)
+        if job_id:
+            return {"scheduler": scheduler, "job_id": job_id,
+                    **{k: os.environ[v] for k, v in fields.items() if os.environ.get(v)}}
+    return {}
+
+
 def collect_rank(MPI: types.ModuleType) -> dict[str, Any]:
     """Placement of this rank: host, allowed CPUs, NUMA nodes, node-local rank and size."""
     world = MPI.COMM_WORLD
@@ -193,6 +216,7 @@ def run_attrs(MPI: types.ModuleType, argv: list[str]) -> dict[str, Any]:
         "mpi": collect_mpi(MPI),
         "host": collect_host(),
         "env": collect_env(),
+        "batch": collect_batch(),
         "nprocs": MPI.COMM_WORLD.Get_size(),
         # the MPI yield variables beff itself set on an oversubscribed node (not the user)
         "yield_settings": dict(applied_yield_settings),

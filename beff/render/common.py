@@ -53,6 +53,13 @@ def render_header(record: RunRecord, console: Console) -> None:
                       f"MPI-IO {a['io'].get('mpiio', '?')}"
                       + ("; page cache dropped before reads" if a["io"].get("drop_cache")
                          else ""))
+    batch = a.get("batch") or {}
+    if batch:
+        step = f" step {batch['step_id']}" if "step_id" in batch else ""
+        more = ", ".join(f"{k} {batch[k]}" for k in ("partition", "queue", "nodelist")
+                         if k in batch)
+        console.print(f"batch: {batch.get('scheduler', '?')} job {batch.get('job_id', '?')}"
+                      f"{step}" + (f" ({escape(more)})" if more else ""))
     console.print(f"{a.get('nprocs', '?')} ranks on {where.get('nodes', '?')} node(s): "
                   f"{', '.join(where.get('hosts', []))}")
     nodes: dict[Any, list[dict[str, Any]]] = {}

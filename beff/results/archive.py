@@ -55,7 +55,7 @@ SCHEMA_VERSION = 3
 FORMAT_NAME = "beff-results"
 # Root attributes stored as JSON text.
 JSON_ATTRS = ("command_line", "config", "config_sources", "versions", "mpi", "host", "env",
-              "placement", "overhead", "warnings", "yield_settings", "workaround_settings",
+              "batch", "placement", "overhead", "warnings", "yield_settings", "workaround_settings",
               "benchmark_comments", "io", "derived", "imported", "loops_compiled")
 RANK_COLUMNS = {  # per world rank: units and description
     "rank": ("1", "MPI_COMM_WORLD rank"),

@@ -1,16 +1,23 @@
-"""beff under Slurm's srun (MPICH over PMI-2). Skipped where no Slurm answers: CI has none;
-a workstation with a one-node Slurm runs it."""
+"""beff under a real Slurm: srun (MPICH over PMI-2) at 1 to 4 ranks, sbatch of the batch
+script in share/integrations/slurm, and a job killed by its time limit. The tests start their
+own one-node Slurm (tests/slurmcluster.py, Debian's slurm-wlm and munge, as root). Where Slurm
+is not installed they skip, saying how to install it; in CI (``CI`` set) they fail instead."""
 
 from __future__ import annotations
 
-import shutil
+import os
+import re
+import socket
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from beff.results.archive import load
+from tests import slurmcluster
 from tests.mpirun import (
     assert_watchdog_fired,
     is_open_mpi_cached,
@@ -18,21 +25,31 @@ from tests.mpirun import (
     stop_a_rank_of,
 )
 
-
-def _slurm_up() -> bool:
-    if shutil.which("srun") is None or shutil.which("sinfo") is None:
-        return False
-    try:
-        out = subprocess.run(["sinfo", "-h", "-o", "%a"], capture_output=True, text=True,
-                             timeout=10).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return "up" in out.split()
+pytestmark = [pytest.mark.mpi, pytest.mark.slurm,
+              pytest.mark.skipif(is_open_mpi_cached(),
+                                 reason="the test Slurm runs MPICH's ranks (srun --mpi=pmi2)")]
+ROOT = Path(__file__).resolve().parents[2]
+BATCH_SCRIPT = ROOT / "share" / "integrations" / "slurm" / "beff.sbatch"
 
 
-pytestmark = [pytest.mark.mpi,
-              pytest.mark.skipif(not _slurm_up() or is_open_mpi_cached(),
-                                 reason="needs a running Slurm and MPICH (srun --mpi=pmi2)")]
+@pytest.fixture(scope="module", autouse=True)
+def slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[slurmcluster.Slurm]:
+    """One Slurm for the module; its SLURM_CONF is in the environment of every test here."""
+    why = slurmcluster.missing()
+    if why is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI runs the Slurm tests: {why}")
+        pytest.skip(why)
+    with slurmcluster.cluster(tmp_path_factory.mktemp("slurm")) as cluster:
+        before = os.environ.get("SLURM_CONF")
+        os.environ.update(cluster.env)
+        try:
+            yield cluster
+        finally:
+            if before is None:
+                os.environ.pop("SLURM_CONF", None)
+            else:
+                os.environ["SLURM_CONF"] = before
 
 
 def command(nprocs: int, *args: str) -> list[str]:
@@ -89,3 +106,92 @@ def test_srun_stopped_rank_trips_the_watchdog(tmp_path: Path) -> None:
     record = load(out)
     assert record.measurements[0].benchmark == "PingPong"
     assert record.attrs["status"] == "aborted"
+
+
+def _show(path: Path) -> str:
+    r = subprocess.run([sys.executable, "-m", "beff", "show", str(path)], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+@pytest.mark.parametrize("nprocs", [1, 2, 3, 4])
+def test_srun_at_1_to_4_ranks_records_the_job_and_its_placement(nprocs: int,
+                                                               tmp_path: Path) -> None:
+    out = tmp_path / "a.h5"
+    r = srun(nprocs, "imb", "mpi1", "Allreduce", "-msglog", "0:2", "-iter", "20",
+             "-iter_policy", "off", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    record = load(out)
+    assert record.attrs["status"] == "complete" and record.attrs["nprocs"] == nprocs
+    batch = record.attrs["batch"]
+    host = socket.gethostname()
+    assert batch["scheduler"] == "slurm" and batch["job_id"].isdigit(), batch
+    assert batch["step_id"] == "0" and batch["ntasks"] == str(nprocs), batch
+    assert batch["nodelist"] == host and batch["partition"] == "debug", batch
+    assert record.attrs["placement"]["hosts"] == [host]
+    assert sorted(int(rank["rank"]) for rank in record.ranks) == list(range(nprocs))
+    assert f"batch: slurm job {batch['job_id']} step 0 (partition debug, nodelist {host})" \
+        in _show(out)
+
+
+def _wait_until_gone(slurm: slurmcluster.Slurm, job: str, timeout: float) -> str:
+    """Wait for ``job`` to leave the queue; its final state (scontrol's JobState)."""
+    deadline = time.monotonic() + timeout
+    while slurm.run("squeue", "-h", "-j", job).stdout.strip():
+        assert time.monotonic() < deadline, slurm.logs()
+        time.sleep(1)
+    shown = slurm.run("scontrol", "show", "job", job).stdout
+    found = re.search(r"JobState=(\S+)", shown)
+    assert found, shown
+    return found.group(1)
+
+
+def test_sbatch_of_the_shipped_script_runs_b_eff_and_imb(slurm: slurmcluster.Slurm,
+                                                         tmp_path: Path) -> None:
+    """share/integrations/slurm/beff.sbatch as a site submits it, made small: one node, two
+    tasks, b_eff's quick mode and a few IMB sizes (its variables are the script's own)."""
+    env = {"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+           "BEFF_RUN_ARGS": "--quick --memory-per-proc 16MiB --time-per-loop 0.01",
+           "BEFF_IMB_ARGS": "-msglog 0:4 -iter 50 -iter_policy off"}
+    r = slurm.run("sbatch", "--parsable", "--wait", "-N", "1", "-n", "2",
+                  "--ntasks-per-node=2", f"--chdir={tmp_path}",
+                  f"--output={tmp_path}/slurm-%j.out", "--export=ALL," + ",".join(
+                      f"{k}={v}" for k, v in env.items()), str(BATCH_SCRIPT), timeout=240)
+    job = r.stdout.strip().split(";")[0]
+    log = next(tmp_path.glob("slurm-*.out"), None)
+    assert r.returncode == 0, (r.stderr, log.read_text() if log else "no output file")
+    for name in (f"beff-{job}.h5", f"imb-{job}.h5"):
+        record = load(tmp_path / name)
+        assert record.attrs["status"] == "complete", name
+        assert record.attrs["batch"]["job_id"] == job and record.attrs["nprocs"] == 2
+    assert [m.benchmark for m in load(tmp_path / f"imb-{job}.h5").measurements] == \
+        ["PingPong", "Allreduce"]
+    shown = _show(tmp_path / f"beff-{job}.h5")
+    assert f"batch: slurm job {job} step 0" in shown and "b_effSHORT =" in shown, shown
+
+
+def test_a_job_past_its_time_limit_keeps_every_finished_result(slurm: slurmcluster.Slurm,
+                                                               tmp_path: Path) -> None:
+    """sbatch --time=1 of a run that needs some 160 s (IMB-P2P sleeping 10 s before and after
+    each size: the machine stays free meanwhile). Slurm ends it between 60 and 90 s with
+    SIGTERM (and SIGKILL KillWait=5 s later): the file is marked aborted, and every benchmark
+    that finished before is in it."""
+    script = tmp_path / "long.sbatch"
+    script.write_text(f"#!/bin/bash\nsrun --mpi=pmi2 {sys.executable} -m beff imb p2p "
+                      "-pause 10000000 -msgsz 1 -iter 10 -o long.h5\n")
+    r = slurm.run("sbatch", "--parsable", "--time=1", "-n", "2", f"--chdir={tmp_path}",
+                  f"--output={tmp_path}/slurm.out", str(script))
+    assert r.returncode == 0, r.stderr
+    job = r.stdout.strip().split(";")[0]
+    assert _wait_until_gone(slurm, job, timeout=150) == "TIMEOUT"
+    text = (tmp_path / "slurm.out").read_text()
+    assert "DUE TO TIME LIMIT" in text, text
+    assert "beff: terminated (SIGTERM): the job ends, results so far are kept" in text, text
+    record = load(tmp_path / "long.h5")
+    assert record.attrs["status"] == "aborted", record.attrs
+    finished = [m.benchmark for m in record.measurements]
+    assert finished == ["PingPong", "PingPing", "Unirandom", "Birandom", "Corandom",
+                        "SendRecv_Replace", "Stencil2D", "Stencil3D"][:len(finished)]
+    assert 2 <= len(finished) <= 5, finished  # 20 s each, killed after 60 to 90 s
+    assert all(s == "ok" for m in record.measurements for s in m.status)
