@@ -133,7 +133,7 @@ def collect_env() -> dict[str, str]:
 
 
 # What a batch system tells its job, per scheduler: (job id variable, {field: variable}).
-BATCH_SYSTEMS = (
+BATCH_SYSTEMS: tuple[tuple[str, str, dict[str, str]], ...] = (
     ("slurm", "SLURM_JOB_ID", {"step_id": "SLURM_STEP_ID", "job_name": "SLURM_JOB_NAME",
                                "partition": "SLURM_JOB_PARTITION",
                                "nodelist": "SLURM_JOB_NODELIST", "ntasks": "SLURM_NTASKS",
