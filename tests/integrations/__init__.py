@@ -1,0 +1,1 @@
+"""Tests of what share/integrations gives other tools (ReFrame)."""
