@@ -85,6 +85,7 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Comple
     work = tmp_path_factory.mktemp("reframe")
     env = mpi_env({k: None for k in os.environ if k.startswith("RFM_")})
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"  # mpiexec of the environment
+    env["TMPDIR"] = str(work)  # ReFrame's start-up log, written before it reads settings.py
     beff_cmd = f"{shlex.quote(sys.executable)} -m beff"  # the beff of the environment
     proc = subprocess.run(
         [*cmd, "-C", str(HERE / "settings.py"), "-c", str(HERE / "beff_checks.py"), "-r",
