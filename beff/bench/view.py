@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -16,11 +17,20 @@ from rich.text import Span, Text
 
 from beff import __version__
 from beff.bench.charts import measurement_charts
+from beff.render import lines as fmt_lines
 from beff.render.charts import Chart
 from beff.render.common import _clean
 from beff.render.tables import Table, shown_columns
 from beff.results import columns, printed, stats, warnings
-from beff.results.model import FAILED, OK, OUT_OF_MEM, TIME_OUT, Measurement, RunRecord
+from beff.results.model import (
+    FAILED,
+    OK,
+    OUT_OF_MEM,
+    TIME_OUT,
+    UNSUPPORTED,
+    Measurement,
+    RunRecord,
+)
 from beff.results.placement import placement_groups, placement_label
 
 # Rows a table shows: measured sizes and the ones that ended the benchmark.
@@ -425,6 +435,61 @@ def measurement_rows(m: Measurement) -> list[dict[str, Any]]:
     return rows
 
 
+# ----------------------------------------------------------------------------- lines
+# The figures of an IMB row as lines, by their CSV/JSON key (share/docs/lines.md): these
+# first, then MB/s and msg/s where the benchmark declares them, its further columns
+# (t_ovrl_us, t_pure_us, t_cpu_us, overlap_pct, IMB-P2P's and IMB-RMA's t_us), defects
+# under --check, and t_avg's interval.
+LINE_FIGURES = ("repetitions", "t_min_us", "t_max_us", "t_avg_us")
+RATES = ("mbytes_per_sec", "msg_per_sec")
+LINE_LAST = ("t_avg_ci_low_us", "t_avg_ci_high_us")
+
+
+def line_prefix(m: Measurement) -> str:
+    """``SUITE.BENCHMARK[.MODE].npP[.multiM]``: the key of ``m`` (:attr:`Measurement.key`)
+    in dots."""
+    words = [m.suite, m.benchmark, *([m.mode] if m.mode else []), f"np{m.nprocs}",
+             *([f"multi{m.multi}"] if m.multi is not None else [])]
+    return ".".join(fmt_lines.part(w) for w in words)
+
+
+def line_figures(m: Measurement) -> list[str]:
+    """The keys of ``m``'s rows that become lines, in order."""
+    standard = {"bytes", "repetitions", "t", "t_min", "t_max", "t_avg", "mbytes_per_sec",
+                "msg_per_sec", "defects"}
+    more = [c.key for cid in m.columns if cid not in standard and (c := columns.lookup(cid))]
+    keys = [*LINE_FIGURES, *(k for k in RATES if k in m.columns), *more,
+            *(["defects"] if m.defects is not None else []), *LINE_LAST]
+    return list(dict.fromkeys(keys))
+
+
+def measurement_lines(m: Measurement) -> list[fmt_lines.Line]:
+    """``--format lines`` of one benchmark at one process count: per row (a size, and a
+    group under ``-multi 1``: ``.gN``) ``PREFIX[.gN][.SIZEB].FIGURE``, the size left out
+    where the benchmark has no message size (Barrier); a row that is not ok gives its
+    ``.status`` alone, a benchmark the MPI library cannot run ``PREFIX.status unsupported``.
+    A row named twice (``-msglen`` with a size twice) has ``-2`` added the second time."""
+    prefix = line_prefix(m)
+    if m.unsupported:
+        return [(f"{prefix}.status", UNSUPPORTED, fmt_lines.WORD)]
+    sized = "bytes" in m.columns
+    keys = line_figures(m)
+    seen: Counter[tuple[object, int]] = Counter()
+    out: list[fmt_lines.Line] = []
+    for row in measurement_rows(m):
+        seen[row["group"], row["bytes"] if sized else 0] += 1
+        again = seen[row["group"], row["bytes"] if sized else 0]
+        at = ".".join([prefix, *([f"g{row['group']}"] if row["group"] != "all" else []),
+                       *([f"{row['bytes']}B"] if sized else [])])
+        if again > 1:
+            at = f"{at}-{again}"
+        if row["status"] != OK:
+            out.append((f"{at}.status", fmt_lines.part(row["status"]), fmt_lines.WORD))
+            continue
+        out += [(f"{at}.{key}", row.get(key), fmt_lines.unit_of(key)) for key in keys]
+    return out
+
+
 @dataclass(frozen=True)
 class ImbView:
     """The renderers of an IMB-style suite: IMB's text with the component's own header, rich
@@ -477,3 +542,6 @@ class ImbView:
 
     def charts(self, result: Measurement, record: RunRecord) -> list[Chart]:
         return measurement_charts(result)
+
+    def lines(self, result: Measurement, record: RunRecord) -> list[fmt_lines.Line]:
+        return measurement_lines(result)

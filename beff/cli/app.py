@@ -137,8 +137,9 @@ def _load(path: Path) -> RunRecord:
 def show(
     path: Annotated[Path, typer.Argument(help="A beff result file (.h5).")],
     fmt: Annotated[str, typer.Option("--format", "-f", help="Output: the formats of the "
-                                     "file's suite: table, json, csv, and imb (IMB suites) or "
-                                     "sum (b_eff, b_eff_io: the original's .sum).")] = "table",
+                                     "file's suite: table, json, csv, lines (one figure a "
+                                     "line: NAME VALUE UNIT), and imb (IMB suites) or sum "
+                                     "(b_eff, b_eff_io: the original's .sum).")] = "table",
 ) -> None:
     """Render a result file without MPI."""
     from beff.core import suite as suites

@@ -288,6 +288,12 @@ class BeffIOView:
             return f"{n} process{'es' if n != 1 else ''}: {words}"
         return words
 
+    def line_name(self, name: str) -> str:
+        """A headline figure's name in ``--format lines``: "b_eff_io_MBps",
+        "np2.write_MBps" (for "n=2 write_MBps")."""
+        where, _, key = name.rpartition(" ")
+        return f"np{where[2:]}.{key}" if where.startswith("n=") else key
+
     def settings(self, result: Result) -> list[tuple[str, Any]]:
         s = summary_of(result)
         return [(name, getattr(s, key)) for name, key in CHECKED]

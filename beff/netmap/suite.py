@@ -6,7 +6,7 @@ from beff.netmap.options import OPTIONS
 SUITE = register(Suite(
     name="map", title="network map: bandwidth and latency of every pair of nodes (beff map)",
     label="beff map", family="map", command="beff map", job="beff.netmap.job:job",
-    view="beff.netmap.view:VIEW", formats=("table", "json", "csv"),
+    view="beff.netmap.view:VIEW", formats=("table", "json", "csv", "lines"),
     layout="beff.netmap.record:LAYOUT", options=OPTIONS,
     rules="beff.netmap.options:check_combination",
     unused=("check", "batches", "hugepages", "thread_level"), order=110))

@@ -16,8 +16,8 @@ from beff.core import suite as suites
 from beff.core import terminal
 from beff.core.config import RunConfig, default_output
 from beff.core.progress import Bar
-from beff.render import common
-from beff.render.view import TEXT_FORMATS, View, csv_header, csv_rows, json_text
+from beff.render import common, lines
+from beff.render.view import LINES, TEXT_FORMATS, View, csv_header, csv_rows, json_text
 from beff.results.archive import ResultFile, load
 from beff.results.model import Result, RunRecord
 
@@ -77,6 +77,8 @@ class LiveRun:
                 sys.stdout.write(self.view.text(result, self.record))
             elif fmt == "csv":
                 sys.stdout.write(csv_rows(self.view, [result]))
+            elif fmt == LINES:
+                sys.stdout.write(lines.result_text(self.view, result, self.record))
             elif fmt == "table":
                 self.view.table(result, self.record, self.stdout)
             elif fmt == "json":
@@ -94,6 +96,8 @@ class LiveRun:
             sys.stdout.write(self.view.text_footer(self.record))
         elif fmt == "json":
             sys.stdout.write(json_text(load(self.out.path)))
+        elif fmt == LINES:
+            sys.stdout.write(lines.footer(self.record))
         elif fmt == "table" and not self.view.footer_first:
             common.footer(self.record.attrs, self.stdout)  # the warnings went to stderr
         sys.stdout.flush()

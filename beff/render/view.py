@@ -1,5 +1,6 @@
 """A suite's renderers (:class:`View`), and the documents every family shares: one JSON shape,
-CSV, the original's text and the rich tables of a whole run.
+CSV, the original's text, one figure a line (:mod:`beff.render.lines`) and the rich tables of
+a whole run.
 
 A live run and ``beff show`` of its file call the same functions on the same records, so
 they print the same bytes in every format but the table (a live table has no run header).
@@ -16,13 +17,14 @@ from typing import Any, Protocol
 from rich.console import Console
 
 from beff.core import suite as suites
-from beff.render import common
+from beff.render import common, lines
 from beff.render.charts import Chart
 from beff.results import warnings
 from beff.results.model import RunRecord
 
 # The original's text: IMB's output (imb), b_eff's and b_eff_io's .sum file (sum).
 TEXT_FORMATS = ("imb", "sum")
+LINES = "lines"  # one figure a line: NAME VALUE UNIT (beff.render.lines, share/docs/lines.md)
 UNITS = {"time": "us", "bandwidth": "MB/s (1 MB = 10^6 B)", "msg_rate": "1/s", "bytes": "B"}
 
 
@@ -58,7 +60,12 @@ class View(Protocol):
     def figures(self, result: Any) -> list[tuple[str, float, bool]]:
         """Headline figures for ``beff compare``: (name, value, higher is better). A view
         may also have ``figure_label(name) -> str``, the name in words with its unit (the
-        report's headline table; else made from the name's parts)."""
+        report's headline table; else made from the name's parts).
+
+        ``--format lines`` prints them (``SUITE.FIGURE``) unless the view has
+        ``lines(result, record) -> list[beff.render.lines.Line]`` of its own (the IMB-style
+        views: every row); a view may also have ``line_name(name) -> str``, the figure's
+        name in dots where it has words (b_eff_io's "n=2 write_MBps")."""
 
     def settings(self, result: Any) -> list[tuple[str, Any]]:
         """What must match for ``beff compare`` to compare the figures fairly."""
@@ -138,4 +145,6 @@ def render(record: RunRecord, fmt: str) -> str | None:
         return csv_text(record)
     if fmt in TEXT_FORMATS:
         return text(record)
+    if fmt == LINES:
+        return lines.text(view_of(record), record)
     return None

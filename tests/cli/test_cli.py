@@ -121,7 +121,7 @@ def test_help_at_80_columns_shows_every_option_whole() -> None:
     for flag in ("--memory-per-proc", "--extra-methods-in-beff", "--time-per-loop",
                  "--stall-timeout", "--backend", "--force"):
         assert flag in r.stdout, flag
-    assert "--format <table|sum|json|csv>" in r.stdout  # only what b_eff renders
+    assert "--format <table|sum|json|csv|lines>" in r.stdout  # only what b_eff renders
     assert "…" not in r.stdout
     assert max(len(line) for line in r.stdout.splitlines()) <= 80
 
@@ -130,11 +130,11 @@ def test_help_at_80_columns_shows_every_option_whole() -> None:
     (["run", "--bogus"], "beff: error: No such option: --bogus (see `beff run --help`)"),
     (["frobnicate"], "beff: error: No such command 'frobnicate'. (see `beff --help`)"),
     (["show", str(GOLDEN), "--format", "xml"],
-     "beff: error: --format: IMB mpi1 results come as table|imb|json|csv, not 'xml'"),
+     "beff: error: --format: IMB mpi1 results come as table|imb|json|csv|lines, not 'xml'"),
     (["show", str(BEFF_GOLDEN), "--format", "imb"],
-     "beff: error: --format: b_eff results come as table|sum|json|csv, not 'imb'"),
+     "beff: error: --format: b_eff results come as table|sum|json|csv|lines, not 'imb'"),
     (["run", "--format", "imb"],
-     "beff: error: --format: b_eff results come as table|sum|json|csv, not 'imb'"),
+     "beff: error: --format: b_eff results come as table|sum|json|csv|lines, not 'imb'"),
     (["compare", str(GOLDEN)], "beff: error: Missing argument 'second'."),
 ])
 def test_parse_errors_are_one_line(args: list[str], message: str) -> None:

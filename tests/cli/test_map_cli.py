@@ -19,7 +19,7 @@ def test_help_lists_every_option_with_its_default() -> None:
     words = " ".join(r.stdout.split())
     for flag in ("--per-node", "--all-ranks", "--shifts", "--seed", "--size", "--window",
                  "--latency-size", "--rounds", "--time", "--repetitions", "--threshold",
-                 "--min-ratio", "--outliers", "--stall-timeout", "--format <table|json|csv>"):
+                 "--min-ratio", "--outliers", "--stall-timeout", "--format <table|json|csv|lines>"):
         assert flag in words, flag
     assert "Message size of the bandwidth samples (default 1 MiB)." in words
     assert "(default 60)" in words and "(default 8 B)" in words
@@ -43,7 +43,7 @@ def test_list_names_the_suite_and_its_options() -> None:
     (["--outliers", "pairs"], "--outliers expects one of auto|both|bandwidth|latency|none, "
                               "got 'pairs'"),
     (["--min-ratio", "0.5"], "--min-ratio must be between 1 and"),
-    (["--format", "imb"], "--format: beff map results come as table|json|csv, not 'imb'"),
+    (["--format", "imb"], "--format: beff map results come as table|json|csv|lines, not 'imb'"),
 ])
 def test_bad_flags_are_one_line_and_exit_2_before_mpi(args: list[str], message: str) -> None:
     r = beff("map", *args)  # in-process: a command that started MPI would fail the test

@@ -1,6 +1,7 @@
 """One result model: for every family, a live run and `beff show` of its file print the same
-bytes in JSON, CSV and the original's text, and JSON has one shape. The nine runs share one
-job (tests/mpi/runs_script.py): what a run prints is its own, as under a job of its own."""
+bytes in JSON, CSV, the original's text and one figure a line, and JSON has one shape. The
+runs of one format share one job (tests/mpi/runs_script.py): what a run prints is its own, as
+under a job of its own."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Runs]:
     """Every family in every format: one job at 2 ranks per format (tests/mpi/runs_script.py;
     b_eff_io's run the last of its job), each run in a directory of its own."""
     found = {}
-    for fmt in ("json", "csv", "text"):
+    for fmt in ("json", "csv", "text", "lines"):
         directory = tmp_path_factory.mktemp(f"formats-{fmt}")
         commands = {}
         for family in ("mpi1", "beff", "beffio"):
@@ -38,7 +39,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Runs]:
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
-@pytest.mark.parametrize("fmt", ["json", "csv", "text"])
+@pytest.mark.parametrize("fmt", ["json", "csv", "text", "lines"])
 def test_live_output_is_what_show_prints(live: dict[str, Runs], family: str, fmt: str) -> None:
     run = live[fmt][family]
     fmt = FAMILIES[family][1] if fmt == "text" else fmt
@@ -54,3 +55,9 @@ def test_live_output_is_what_show_prints(live: dict[str, Runs], family: str, fmt
         assert doc["results"] and all(r["suite"] == family and r["key"]
                                       for r in doc["results"])
         assert len(doc["ranks"]) == 2
+    if fmt == "lines":
+        names = [ln.split(" ")[0] for ln in run.stdout.splitlines()]
+        assert names[-1] == "run.status" and len(names) == len(set(names))
+        first = {"mpi1": "mpi1.PingPong.np2.0B.", "beff": "beff.b_eff_MBps",
+                 "beffio": "beffio.b_eff_io_MBps"}[family]
+        assert names[0].startswith(first), names[:3]

@@ -14,6 +14,6 @@ from beff.imb.mt.options import OPTIONS
 SUITE = register(Suite(
     name="mt", title="IMB-MT (several threads per rank, MPI_THREAD_MULTIPLE)", label="IMB mt",
     family="imb", command="beff imb mt", job="beff.imb.mt.job:job",
-    view="beff.imb.mt.view:VIEW", formats=("table", "imb", "json", "csv"),
+    view="beff.imb.mt.view:VIEW", formats=("table", "imb", "json", "csv", "lines"),
     benchmarks=("beff.imb.mt.kernels",), options=(*NAMES, *OPTIONS), thread_level="multiple",
     importer="beff.bench.importer:IMPORTER", order=70))

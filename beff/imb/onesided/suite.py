@@ -12,14 +12,14 @@ NOT_IN_RMA = ("data_type", "red_data_type", "msglen", "zero_size", "window_size"
 EXT = register(Suite(
     name="ext", title="IMB-EXT (MPI-2 one-sided communication, fence synchronization)",
     label="IMB ext", family="imb", command="beff imb ext", job="beff.bench.job:job",
-    view="beff.imb.onesided.view:EXT", formats=("table", "imb", "json", "csv"),
+    view="beff.imb.onesided.view:EXT", formats=("table", "imb", "json", "csv", "lines"),
     benchmarks=("beff.imb.onesided.ext",), one_sided=True,
     importer="beff.bench.importer:IMPORTER", options=for_suite(without=NOT_IN_EXT),
     rules="beff.bench.options:check_together", order=40))
 RMA = register(Suite(
     name="rma", title="IMB-RMA (MPI-3 one-sided communication, passive target)",
     label="IMB rma", family="imb", command="beff imb rma", job="beff.bench.job:job",
-    view="beff.imb.onesided.view:RMA", formats=("table", "imb", "json", "csv"),
+    view="beff.imb.onesided.view:RMA", formats=("table", "imb", "json", "csv", "lines"),
     benchmarks=("beff.imb.onesided.rma",), one_sided=True,
     importer="beff.bench.importer:IMPORTER", options=for_suite(without=NOT_IN_RMA),
     rules="beff.bench.options:check_together", order=50))

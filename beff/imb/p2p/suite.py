@@ -12,6 +12,6 @@ from beff.imb.p2p.options import OPTIONS
 SUITE = register(Suite(
     name="p2p", title="IMB-P2P (point-to-point patterns on all ranks)", label="IMB p2p",
     family="imb", command="beff imb p2p", job="beff.imb.p2p.job:job",
-    view="beff.imb.p2p.view:VIEW", formats=("table", "imb", "json", "csv"),
+    view="beff.imb.p2p.view:VIEW", formats=("table", "imb", "json", "csv", "lines"),
     benchmarks=("beff.imb.p2p.kernels",), options=(NAMES[0], *OPTIONS),
     importer="beff.bench.importer:IMPORTER", order=60))
