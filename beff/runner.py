@@ -31,7 +31,7 @@ from beff.core.config import (
     stall_limit,
     thread_level_before_init,
 )
-from beff.core.errors import BeffError, UsageError
+from beff.core.errors import STRICT, BeffError, UsageError
 from beff.core.metadata import placement, run_attrs
 from beff.core.mpi import OMPI_ONE_SIDED_SETTINGS, env_rank, guard, injected_stop
 from beff.core.progress import Bar, make_progress
@@ -151,12 +151,15 @@ def run(suite_name: str, overrides: dict[str, Any]) -> None:
                      bool(overrides.get("force")), overrides.get("config_file"))
 
     def job(MPI: types.ModuleType, prepared: tuple[RunConfig, Job]) -> None:
-        failed = measure(MPI, suite, *prepared).failure
+        outcome = measure(MPI, suite, *prepared)
+        code = strict_code(MPI, prepared[0], outcome)
         # Every rank leaves together, under the end-of-run guard: a rank stopped after its
         # last result would otherwise keep the launcher waiting once rank 0 is gone.
         MPI.COMM_WORLD.Barrier()
-        if failed:
+        if outcome.failure:
             sys.exit(1)
+        if code:
+            runtime.end_process(code)
 
     if env_rank() in (None, 0):  # the rank that will write the file: its watcher's start-up
         from beff.results import watch
@@ -164,6 +167,28 @@ def run(suite_name: str, overrides: dict[str, Any]) -> None:
         watch.spawn()  # overlaps MPI's (the file is handed to it once it exists)
     runtime.run_job(thread_level(suite, overrides), preparer(suite, overrides), job,
                     OMPI_ONE_SIDED_SETTINGS if suite.one_sided else None, overrides=overrides)
+
+
+def strict_code(MPI: types.ModuleType, cfg: RunConfig, outcome: Outcome) -> int:
+    """``--strict`` at the end of a run that did not fail (every rank, collective): rank 0
+    judges the finished file (:func:`beff.results.strict.reasons`, as ``beff show --strict``
+    does), says why in one line, and every rank gets the same exit code (0, or STRICT)."""
+    if not cfg.strict or outcome.failure:
+        return 0
+    world = MPI.COMM_WORLD
+    code = 0
+    if world.Get_rank() == 0:
+        from beff.results import strict
+        from beff.results.archive import load
+
+        found = strict.reasons(load(outcome.path))
+        if found:
+            sys.stdout.flush()
+            sys.stderr.write(strict.line(found) + "\n")
+            sys.stderr.flush()
+            code = STRICT
+    # rank 0 has said why before any rank exits (launchers end a job on a non-zero exit)
+    return int(world.bcast(code, root=0))
 
 
 def _config_dict(cfg: RunConfig) -> dict[str, Any]:

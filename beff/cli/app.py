@@ -17,7 +17,7 @@ from beff import __version__
 from beff.cli import options as O
 from beff.core import terminal
 from beff.core.errors import UsageError
-from beff.core.options import Option
+from beff.core.options import SHARED_BY_KEY, Option
 from beff.core.suite import Suite
 from beff.render.tables import Table
 
@@ -133,6 +133,9 @@ def _load(path: Path) -> RunRecord:
         raise UsageError(f"cannot read {path}: {' '.join(str(exc).split())}") from None
 
 
+STRICT = SHARED_BY_KEY["strict"]
+
+
 @app.command()
 def show(
     path: Annotated[Path, typer.Argument(help="A beff result file (.h5).")],
@@ -140,6 +143,9 @@ def show(
                                      "file's suite: table, json, csv, lines (one figure a "
                                      "line: NAME VALUE UNIT), and imb (IMB suites) or sum "
                                      "(b_eff, b_eff_io: the original's .sum).")] = "table",
+    strict: Annotated[bool, typer.Option(
+        *STRICT.long_flags(), help=f"{STRICT.help[0].upper()}{STRICT.help[1:]}.")
+    ] = STRICT.default,
 ) -> None:
     """Render a result file without MPI."""
     from beff.core import suite as suites
@@ -158,6 +164,15 @@ def show(
         view.table(record, terminal.console())
     else:
         sys.stdout.write(text)
+    if strict:
+        from beff.core.errors import STRICT as STRICT_EXIT
+        from beff.results import strict as judge
+
+        found = judge.reasons(record)
+        if found:
+            sys.stdout.flush()
+            typer.echo(judge.line(found), err=True)
+            raise typer.Exit(STRICT_EXIT)
 
 
 @app.command()

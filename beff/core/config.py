@@ -46,6 +46,7 @@ class RunConfig:
     output: str | None = S["output"].default
     format: str = S["format"].default
     check: bool = S["check"].default
+    strict: bool = S["strict"].default
     progress: bool | None = S["progress"].default
     batches: int = S["batches"].default
     backend: str = S["backend"].default

@@ -22,6 +22,10 @@ class CollectiveFailure(BeffError):
 
 
 INTERRUPTED = 130  # the shell's code for SIGINT
+# --strict: the run (or `beff show --strict` of its file) finished and its file is complete,
+# but its figures cannot be trusted (beff.results.strict); share/docs/exit-codes.md lists
+# every code.
+STRICT = 4
 
 
 def exit_code(exc: BaseException) -> int:

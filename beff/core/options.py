@@ -227,6 +227,11 @@ SHARED = (
     Option("format", str, "table", "output format (each suite renders its own: "
            "Suite.formats)", flags=("--format",)),
     Option("check", bool, False, "verify the data received or read back", flags=("--check",)),
+    Option("strict", bool, False, "exit with code 4 when a row ended time-out, out-of-mem or "
+           "failed, checked data came back corrupted, a requested benchmark was not "
+           "measured, the run is not complete, or a warning voids its figures "
+           "(oversubscribed); one 'beff: strict:' line on stderr says why (a run writes its "
+           "result file first)", flags=("--strict",)),
     Option("progress", bool, None, "progress on stderr (default: a live bar on a terminal, a "
            "line every 10 s in a log)", flags=("--progress", "--no-progress"), optional=True),
     Option("batches", int, 10, "timed batches per message size (default 10)",
