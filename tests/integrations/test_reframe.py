@@ -77,26 +77,25 @@ def expected_figures(check: str, doc: dict[str, Any]) -> dict[str, tuple[float, 
             "map_latency": (within["latency_us"]["median"], "us")}
 
 
-@pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str],
-                                                               Path]:
-    """One ReFrame run of every check, its prefix under a temporary directory."""
+def run_checks(work: Path, partition: str,
+               env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """One ReFrame run of every check on ``partition`` of settings.py, its prefix, report
+    and temporary files under ``work``."""
     cmd = reframe_command()
-    work = tmp_path_factory.mktemp("reframe")
     env = mpi_env({k: None for k in os.environ if k.startswith("RFM_")})
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"  # mpiexec of the environment
     env["TMPDIR"] = str(work)  # ReFrame's start-up log, written before it reads settings.py
+    env.update(env_extra or {})
     beff_cmd = f"{shlex.quote(sys.executable)} -m beff"  # the beff of the environment
-    proc = subprocess.run(
+    return subprocess.run(
         [*cmd, "-C", str(HERE / "settings.py"), "-c", str(HERE / "beff_checks.py"), "-r",
+         "--system", f"beff-local:{partition}",
          "--prefix", str(work / "rfm"), "--report-file", str(work / "report.json"),
          "--nocolor", "-S", f"beff_cmd={beff_cmd}"],
         capture_output=True, text=True, timeout=300, cwd=work, env=env)
-    return proc, work
 
 
-def test_every_check_passes(session: tuple[subprocess.CompletedProcess[str], Path]) -> None:
-    proc, work = session
+def assert_every_check_passed(proc: subprocess.CompletedProcess[str], work: Path) -> None:
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     assert "Ran 4/4 test case(s) from 4 check(s) (0 failure(s)" in proc.stdout, proc.stdout
     report = json.loads((work / "report.json").read_text(encoding="utf-8"))
@@ -105,15 +104,17 @@ def test_every_check_passes(session: tuple[subprocess.CompletedProcess[str], Pat
     assert {tc["result"] for tc in cases} == {"pass"}
 
 
-def test_the_perflog_figures_are_beff_show_figures(
-        session: tuple[subprocess.CompletedProcess[str], Path]) -> None:
-    proc, work = session
-    logs = work / "rfm" / "perflogs" / "beff-local" / "local"
+def assert_perflogs_hold_beff_show_figures(proc: subprocess.CompletedProcess[str], work: Path,
+                                           partition: str) -> list[dict[str, Any]]:
+    """Each check's perflog line against ``beff show`` of the file it kept; returns the
+    JSON documents of those files."""
+    logs = work / "rfm" / "perflogs" / "beff-local" / partition
     assert sorted(p.stem for p in logs.glob("*.log")) == sorted(CHECKS), proc.stdout[-6000:]
+    docs = []
     for check in CHECKS:
         (row,) = perflog(logs / f"{check}.log")
         assert row["display_name"] == check and row["result"] == "pass", row
-        assert row["system:partition"] == "beff-local:local" and row["environ"] == "beff"
+        assert row["system:partition"] == f"beff-local:{partition}" and row["environ"] == "beff"
         kept = Path(row["outputdir"]) / "result.h5"
         shown = beff("show", str(kept), "-f", "json")
         assert shown.returncode == 0, shown.stderr
@@ -129,3 +130,23 @@ def test_the_perflog_figures_are_beff_show_figures(
             # a loose reference: no bounds, so a busy machine never fails it
             assert (row[f"{name}_ref"], row[f"{name}_lower_thres"],
                     row[f"{name}_upper_thres"]) == ("0", "None", "None")
+        docs.append(doc)
+    return docs
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str],
+                                                               Path]:
+    """One ReFrame run of every check on the local partition (mpiexec)."""
+    work = tmp_path_factory.mktemp("reframe")
+    return run_checks(work, "local"), work
+
+
+def test_every_check_passes(session: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    assert_every_check_passed(*session)
+
+
+def test_the_perflog_figures_are_beff_show_figures(
+        session: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    for doc in assert_perflogs_hold_beff_show_figures(*session, "local"):
+        assert doc["run"].get("batch") == {}  # no batch job: mpiexec on this host

@@ -195,3 +195,19 @@ def test_a_job_past_its_time_limit_keeps_every_finished_result(slurm: slurmclust
                         "SendRecv_Replace", "Stencil2D", "Stencil3D"][:len(finished)]
     assert 2 <= len(finished) <= 5, finished  # 20 s each, killed after 60 to 90 s
     assert all(s == "ok" for m in record.measurements for s in m.status)
+
+
+def test_reframe_checks_on_the_slurm_partition(slurm: slurmcluster.Slurm,
+                                               tmp_path: Path) -> None:
+    """share/integrations/reframe on its slurm partition: ReFrame submits each check with
+    sbatch to the test Slurm (which has no accounting, hence its squeue scheduler), srun
+    starts beff, and the perflog holds the figures beff show gives for the kept files, whose
+    batch job is recorded."""
+    from tests.integrations import test_reframe
+
+    proc = test_reframe.run_checks(tmp_path, "slurm", {"BEFF_RFM_SLURM_SCHEDULER": "squeue"})
+    test_reframe.assert_every_check_passed(proc, tmp_path)
+    docs = test_reframe.assert_perflogs_hold_beff_show_figures(proc, tmp_path, "slurm")
+    for doc in docs:
+        batch = doc["run"]["batch"]
+        assert batch["scheduler"] == "slurm" and batch["job_id"].isdigit(), batch

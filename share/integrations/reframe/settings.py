@@ -1,9 +1,13 @@
 """ReFrame site configuration for beff's checks (``reframe -C settings.py``).
 
-One system that matches any host, with a ``local`` partition: ReFrame's local scheduler runs
-the job script on this host and the ``mpiexec`` launcher starts beff (``mpiexec -n
-<num_tasks> beff ...``), both found on PATH. The partition runs one job at a time: two
-measurements on one node at once would measure each other.
+One system that matches any host, with two partitions; choose one with ``--system``:
+
+* ``beff-local:local``: ReFrame's local scheduler runs the job script on this host and the
+  ``mpiexec`` launcher starts beff (``mpiexec -n <num_tasks> beff ...``), both from PATH;
+* ``beff-local:slurm``: sbatch and srun (see the partition's comment for its variables).
+
+Each partition runs one job at a time: two measurements on one node at once would measure
+each other.
 
 The performance log (``perflogs/<system>/<partition>/<check>.log`` under the prefix) has a
 header line, then one line per check run: fields separated by ``|``, the fixed fields first
@@ -11,11 +15,14 @@ and then six fields per performance variable (name, value, unit, reference, lowe
 threshold).
 """
 
+import os
+import shlex
+
 site_configuration = {
     "systems": [
         {
             "name": "beff-local",
-            "descr": "beff on this host: local scheduler, mpiexec launcher",
+            "descr": "beff on this host (mpiexec) or through Slurm (sbatch, srun)",
             "hostnames": [".*"],
             "partitions": [
                 {
@@ -26,21 +33,22 @@ site_configuration = {
                     "environs": ["beff"],
                     "max_jobs": 1,
                 },
-                # A Slurm cluster adds its partition here (not tested with beff yet): the
-                # job script goes through sbatch and srun starts the ranks; SLURM_MPI_TYPE
-                # does what `srun --mpi=pmi2` does, for MPICH over PMI-2. Select it with
-                # `reframe --system beff-local:slurm`.
-                #
-                # {
-                #     "name": "slurm",
-                #     "descr": "compute nodes through Slurm",
-                #     "scheduler": "slurm",
-                #     "launcher": "srun",
-                #     "access": ["--partition=compute"],
-                #     "environs": ["beff"],
-                #     "env_vars": [["SLURM_MPI_TYPE", "pmi2"]],
-                #     "max_jobs": 4,
-                # },
+                {
+                    # Through Slurm: ReFrame submits the job script with sbatch and srun
+                    # starts the ranks; SLURM_MPI_TYPE does what `srun --mpi=pmi2` does, for
+                    # MPICH over PMI-2 (Open MPI 5: pmix). A site names its partition and
+                    # account in BEFF_RFM_SLURM_ACCESS (e.g. "--partition=compute"); a Slurm
+                    # without accounting (no sacct) needs BEFF_RFM_SLURM_SCHEDULER=squeue.
+                    # Select it with `reframe --system beff-local:slurm`.
+                    "name": "slurm",
+                    "descr": "compute nodes through Slurm (sbatch, srun)",
+                    "scheduler": os.environ.get("BEFF_RFM_SLURM_SCHEDULER", "slurm"),
+                    "launcher": "srun",
+                    "access": shlex.split(os.environ.get("BEFF_RFM_SLURM_ACCESS", "")),
+                    "environs": ["beff"],
+                    "env_vars": [["SLURM_MPI_TYPE", "pmi2"]],
+                    "max_jobs": 1,
+                },
             ],
         },
     ],
