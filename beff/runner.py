@@ -104,14 +104,43 @@ def preparer(suite: suites.Suite, overrides: dict[str, Any]) -> Callable[
         cfg = build_config(overrides, overrides.get("config_file"), suite)
         job: Job = suite.load("job")(suite)
         job.prepare(MPI, cfg)
+        if cfg.resume is not None:
+            resumed(MPI, suite, cfg, job)
         if cfg.output is None:
             cfg.output = default_output()
-        check_output_path(cfg.output, cfg.force, cfg.config_file)
+        if cfg.resume is None:
+            check_output_path(cfg.output, cfg.force, cfg.config_file)
         if cfg.report:  # also from the TOML file
             check_report(cfg.report, cfg.output, cfg.force, cfg.config_file)
         return cfg, job
 
     return prepare
+
+
+def resumed(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job) -> None:
+    """``--resume FILE`` (rank 0, before the job is sent to every rank): the file must be an
+    earlier run of this suite with the same configuration, rank count and MPI library
+    (unless ``--force``); the job learns which results it holds, and writes to it."""
+    from beff.results import resume
+    from beff.results.archive import DamagedFile, load
+
+    path = str(cfg.resume)
+    if not hasattr(job, "done"):
+        raise UsageError(f"--resume: {suite.name} runs cannot be resumed yet (the IMB-style "
+                         "suites can); run it again with -o")
+    if cfg.output is not None and Path(cfg.output).resolve() != Path(path).resolve():
+        raise UsageError(f"--resume {path} writes to that file; -o {cfg.output} names another")
+    if not Path(path).is_file():
+        raise UsageError(f"--resume {path}: no such file")
+    try:
+        record = load(path)
+    except (OSError, ValueError, DamagedFile) as exc:
+        raise UsageError(f"--resume {path}: cannot read it: {' '.join(str(exc).split())}"
+                         ) from None
+    resume.check(record, path, suite.name, _config_dict(cfg), MPI.COMM_WORLD.Get_size(),
+                 MPI.Get_library_version(), cfg.force)
+    job.done = resume.done(record)
+    cfg.output = path
 
 
 def check_report(path: str, output: str | None, force: bool = False,
@@ -247,7 +276,8 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
         from beff.results import warnings
 
         try:
-            me = LiveRun(suite, cfg, job.streaming, attrs, ranks, render, result_notes)
+            me = LiveRun(suite, cfg, job.streaming, attrs, ranks, render, result_notes,
+                         resumable=hasattr(job, "done"))
         except BeffError as exc:
             if render:
                 raise

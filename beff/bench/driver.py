@@ -31,6 +31,7 @@ from beff.results.model import (
     SKIPPED,
     TIME_OUT,
     Measurement,
+    measurement_key,
 )
 
 if TYPE_CHECKING:  # mpi4py's own stubs; importing mpi4py.MPI at run time would start MPI
@@ -116,9 +117,12 @@ class Driver:
     """Runs the benchmarks of one suite on MPI.COMM_WORLD; rank 0 receives the Measurements."""
 
     def __init__(self, MPI: types.ModuleType, cfg: RunConfig,
-                 progress: ProgressFn | None = None) -> None:
+                 progress: ProgressFn | None = None, done: dict[str, bool] | None = None,
+                 ) -> None:
         self.MPI = MPI
         self.cfg = cfg
+        # --resume: the results the file holds (key -> failed), not measured again
+        self.done = done or {}
         self.world = MPI.COMM_WORLD
         self.progress = progress
         self.current: BenchmarkSpec | None = None
@@ -145,6 +149,12 @@ class Driver:
             return
         for mode in modes_for(spec, self.cfg):
             for np_ in counts_for(spec, self.cfg, self.world.Get_size()):
+                key = measurement_key(spec.suite, spec.name, mode, np_,
+                                      self.cfg.options.multi)
+                if key in self.done:  # the resumed file's (the same on every rank)
+                    if self.done[key]:
+                        break
+                    continue
                 m = self.run_count(spec, np_, mode)
                 if m is not None:
                     emit(m)

@@ -82,6 +82,9 @@ class ImbJob:
         self.benchmarks: list[str] = []
         self.ranks: list[dict[str, Any]] = []
         self.cfg: RunConfig | None = None
+        # --resume: the results the file holds (key -> failed), set on rank 0 before the
+        # job is sent to every rank; none of them is measured again
+        self.done: dict[str, bool] = {}
 
     def measured_config(self, cfg: RunConfig) -> RunConfig:
         """The config the driver measures with: the validated one and the derived values."""
@@ -136,7 +139,7 @@ class ImbJob:
         specs = self.specs(cfg)
         world = MPI.COMM_WORLD
         if world.Get_rank() != 0:
-            Driver(MPI, run_cfg).run_all(specs, emit)
+            Driver(MPI, run_cfg, done=self.done).run_all(specs, emit)
             return ""
 
         def store(m: Measurement) -> None:
@@ -145,7 +148,7 @@ class ImbJob:
                 annotate(m, self.ranks)
             emit(m)
 
-        Driver(MPI, run_cfg, bar).run_all(specs, store)
+        Driver(MPI, run_cfg, bar, done=self.done).run_all(specs, store)
         return ""
 
     def finish(self, results: list[Result], nprocs: int) -> list[str]:

@@ -265,6 +265,8 @@ def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Tab
         title += f" × {m.ngroups} groups"
     if m.idle:
         title += f" ({m.idle} idle)"
+    if "launch" in m.attrs:  # a resumed file: which launch measured it
+        title += f" (launch {m.attrs['launch']})"
     if m.attrs.get("page_cache") == "cached":
         title += escape(" [cached: read from the page cache of the node that wrote the file]")
     groups = m.table_groups

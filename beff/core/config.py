@@ -53,6 +53,7 @@ class RunConfig:
     config_file: str | None = S["config_file"].default
     report: str | None = S["report"].default
     force: bool = S["force"].default
+    resume: str | None = S["resume"].default
     timeout: float | None = S["timeout"].default
     stall_timeout: float | None = S["stall_timeout"].default
     thread_level: str = S["thread_level"].default

@@ -217,7 +217,8 @@ def abort(message: str, code: int = 1) -> None:
     MPI = mpi()
     rank = MPI.COMM_WORLD.Get_rank()
     sys.stderr.write(f"beff: error on rank {rank}: {message}\n")
-    sys.stderr.write(f"beff: rank {rank} aborts the job (MPI_Abort, code {code})\n")
+    kept = f"; results so far are kept{resume_hint}" if rank == 0 and resume_hint else ""
+    sys.stderr.write(f"beff: rank {rank} aborts the job (MPI_Abort, code {code}){kept}\n")
     sys.stderr.flush()
     _run_cleanup()
     if rank != 0:
@@ -314,6 +315,9 @@ def _read_failure_note() -> tuple[int, int] | None:
 # reaches every rank, directly or forwarded by the launcher) and waits this long for it.
 LINE_FORWARD_S = 0.3  # rank 0's last line to the launcher before MPI_Abort
 INTERRUPT_GRACE_S = 10.0
+# Rank 0, once its result file exists: where the results are, and how to measure the rest
+# (the line that says the job ends early carries it).
+resume_hint = ""
 
 
 def _watch_signals(rank: int) -> None:
@@ -361,8 +365,8 @@ def _end_on_signal(signum: int, rank: int) -> None:
         return
     sys.unraisablehook = lambda _: None
     sys.stderr.write(f"beff: rank {note[1]} failed: the job ends, results so far are "
-                     "kept\n" if note is not None else
-                     f"beff: {name}: the job ends, results so far are kept\n")
+                     f"kept{resume_hint}\n" if note is not None else
+                     f"beff: {name}: the job ends, results so far are kept{resume_hint}\n")
     sys.stderr.flush()
     _run_cleanup()
     _run_cleanup(_again)

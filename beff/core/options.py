@@ -242,7 +242,12 @@ SHARED = (
            metavar="FILE.toml"),
     Option("report", str, None, "at the end, write a report page of the run (HTML with its "
            "figures) to this file", flags=("--report",), optional=True, metavar="FILE.html"),
-    Option("force", bool, False, "replace the -o file if it exists", flags=("--force",)),
+    Option("force", bool, False, "replace the -o file if it exists; with --resume, resume it "
+           "even where the configuration, rank count or MPI library differ", flags=("--force",)),
+    Option("resume", str, None, "continue FILE, the result file of an earlier run of the same "
+           "command that ended early (a time limit, a failure, Ctrl-C): its results are kept, "
+           "the rest is measured and appended to it (IMB-style suites)",
+           flags=("--resume",), optional=True, metavar="FILE.h5"),
     Option("timeout", float, None, "abort the whole job after this many seconds",
            flags=("--timeout",), lo=1.0, hi=30 * MAX_TIME_S, optional=True, metavar="SECS"),
     Option("stall_timeout", float, None, "abort when one step (a message size, a b_eff length, "

@@ -60,6 +60,12 @@ def render_header(record: RunRecord, console: Console) -> None:
                          if k in batch)
         console.print(f"batch: {batch.get('scheduler', '?')} job {batch.get('job_id', '?')}"
                       f"{step}" + (f" ({escape(more)})" if more else ""))
+    for i, launch in enumerate(a.get("launches") or [], 1):  # a resumed run's
+        results = launch.get("results") or []
+        console.print(f"launch {i}: {launch.get('started', '?')}, {launch.get('nprocs', '?')} "
+                      f"ranks on {escape(', '.join(launch.get('hosts') or ['?']))}, "
+                      f"{launch.get('status', '?')}, {len(results)} result"
+                      f"{'s' if len(results) != 1 else ''}")
     console.print(f"{a.get('nprocs', '?')} ranks on {where.get('nodes', '?')} node(s): "
                   f"{', '.join(where.get('hosts', []))}")
     nodes: dict[Any, list[dict[str, Any]]] = {}

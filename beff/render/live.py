@@ -19,9 +19,24 @@ from beff.core.progress import Bar
 from beff.render import common, lines
 from beff.render.view import LINES, TEXT_FORMATS, View, csv_header, csv_rows, json_text
 from beff.results.archive import ResultFile, load
-from beff.results.model import Result, RunRecord
+from beff.results.model import Measurement, Result, RunRecord
 
 Notes = Callable[[Result], list[str]]  # the Python API's warnings about one result
+
+
+def resume_argv(argv: list[str]) -> list[str]:
+    """The command line of a run, less what ``--resume`` replaces: the output file (-o,
+    --output, and an earlier --resume) and --force."""
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in ("-o", "--output", "--resume"):
+            skip = True
+        elif arg != "--force" and not arg.startswith(("--output=", "--resume=")):
+            out.append(arg)
+    return out
 
 
 class LiveRun:
@@ -29,7 +44,7 @@ class LiveRun:
 
     def __init__(self, suite: suites.Suite, cfg: RunConfig, streaming: bool,
                  attrs: dict[str, Any], ranks: list[dict[str, Any]], render: bool,
-                 notes: Notes | None = None) -> None:
+                 notes: Notes | None = None, resumable: bool = False) -> None:
         self.cfg = cfg
         self.fmt = cfg.format if render else ""  # "": store only, print nothing
         self.notes = notes
@@ -38,8 +53,31 @@ class LiveRun:
         self.record = RunRecord(attrs=attrs, ranks=ranks)
         self.out = ResultFile(cfg.output or default_output())
         self.out.watch()  # first: a kill during the creation leaves no working copy
-        self.out.create(attrs, ranks, exclusive=not cfg.force)
+        self.kept: list[Result] = []  # --resume: the results the file holds already
+        if cfg.resume is not None:
+            earlier = load(self.out.path)
+            self.out.resume(earlier, ranks, {
+                "started": attrs.get("created"), "command_line": attrs.get("command_line"),
+                "nprocs": attrs.get("nprocs"),
+                "hosts": (attrs.get("placement") or {}).get("hosts", []),
+                "batch": attrs.get("batch", {})})
+            self.kept = [r for r in earlier.results if r.key]
+            for result in self.kept:
+                if isinstance(result, Measurement):
+                    result.attrs.setdefault("launch", 1)  # as the file reads from now on
+                self.record.put(result)
+            self.record.attrs["launches"] = self.out.launches
+            attrs["launches"] = self.out.launches
+        else:
+            self.out.create(attrs, ranks, exclusive=not cfg.force)
         self.out.guard()
+        from beff.core import mpi as _mpi
+
+        path = os.fspath(self.out.path)
+        _mpi.resume_hint = f" in {path}"
+        if resumable:  # how to go on, in the line that says the run ended early
+            again = shlex.join(["beff", *resume_argv(cfg.argv), "--resume", path])
+            _mpi.resume_hint += f" (to measure the rest, launch again: {again})"
         self.stdout = terminal.console()
         self.stderr = terminal.console(stderr=True)
         self.found: list[str] = []
@@ -59,6 +97,14 @@ class LiveRun:
             sys.stdout.write(self.view.text_header(self.record))
         elif fmt == "csv":
             sys.stdout.write(csv_header(self.view))
+        if self.kept:
+            if self.fmt:
+                self.stderr.print(f"[dim]resuming {os.fspath(self.out.path)}: "
+                                  f"{len(self.kept)} result(s) kept from launch "
+                                  f"{len(self.out.launches) - 1}, measuring the rest[/dim]")
+            if self.streaming:  # the whole run's output: the kept results first
+                for result in self.kept:
+                    self.render(result)
 
     def emit(self, result: Result) -> None:
         self.out.add(result)

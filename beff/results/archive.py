@@ -56,7 +56,8 @@ FORMAT_NAME = "beff-results"
 # Root attributes stored as JSON text.
 JSON_ATTRS = ("command_line", "config", "config_sources", "versions", "mpi", "host", "env",
               "batch", "placement", "overhead", "warnings", "yield_settings", "workaround_settings",
-              "benchmark_comments", "io", "derived", "imported", "loops_compiled")
+              "benchmark_comments", "io", "derived", "imported", "loops_compiled",
+              "launches")
 RANK_COLUMNS = {  # per world rank: units and description
     "rank": ("1", "MPI_COMM_WORLD rank"),
     "host": ("", "host name (gethostname)"),
@@ -108,6 +109,7 @@ class ResultFile:
         self.finished = False
         self._checked: tuple[int, ...] | None = None  # the file as last found to be ours
         self._finishing = threading.RLock()
+        self.launches: list[dict[str, Any]] = []  # a resumed file's launches, this one last
 
     def create(self, attrs: dict[str, Any], ranks: list[dict[str, Any]],
                exclusive: bool = False) -> None:
@@ -128,6 +130,45 @@ class ResultFile:
         if not exclusive:
             parts.remove_others(self.path, self.run_id)  # the replaced file's run's results
 
+    def resume(self, record: RunRecord, ranks: list[dict[str, Any]],
+               launch: dict[str, Any]) -> None:
+        """Make the file of an earlier run of the same configuration (``record``, as
+        :func:`load` read it) this run's, to append what that run did not measure
+        (``--resume``), in one update that is all or nothing: the earlier run's results
+        still in parts are merged in, the file takes this run's id, status ``running`` and
+        ranks table, and ``launches`` gains ``launch`` (the first resume also records the
+        earlier run's own launch). New results are numbered after the ones there."""
+        old = str(record.attrs.get("run_id") or "")
+        a = record.attrs
+        launches = list(a.get("launches") or [{
+            "run_id": old, "started": a.get("created"), "command_line": a.get("command_line"),
+            "nprocs": a.get("nprocs"),
+            "hosts": (a.get("placement") or {}).get("hosts", []), "batch": a.get("batch", {}),
+            "status": a.get("status"), "results": [r.key for r in record.results]}])
+        if launches[-1].get("run_id") == old:
+            launches[-1]["status"] = a.get("status")
+        self.launches = [*launches, {**launch, "run_id": self.run_id, "results": []}]
+        try:
+            self._room(FILE_OVERHEAD_BYTES + self.path.stat().st_size)
+            with atomic.updated(self.path) as copy, h5py.File(copy, "a") as f:
+                if str(_decode(f.attrs.get("run_id", ""))) != old:
+                    raise BeffError(f"cannot resume {self.path}: another run wrote it since "
+                                    "it was read")
+                if old:
+                    parts.merge_into(f, parts.directory(self.path, old))
+                del f["ranks"]
+                self._ranks(f, ranks)
+                self._set(f, {"run_id": self.run_id, "status": "running",
+                              "launches": self.launches})
+                for key in ("finished", "status_note"):
+                    if key in f.attrs:
+                        del f.attrs[key]
+                f.attrs["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        except (OSError, RuntimeError) as exc:  # h5py raises both
+            raise BeffError(f"cannot resume {self.path}: {_reason(self.path, exc)}") from exc
+        self.count = sum(1 for r in record.results if isinstance(r, Measurement))
+        parts.remove_others(self.path, self.run_id)  # the earlier run's, merged now
+
     def _create(self, f: h5py.File, attrs: dict[str, Any], ranks: list[dict[str, Any]]) -> None:
         f.attrs["format"] = FORMAT_NAME
         f.attrs["schema_version"] = SCHEMA_VERSION
@@ -137,6 +178,11 @@ class ResultFile:
             if key in ("format", "schema_version", "status", "run_id"):
                 continue  # this file's own (a record read from another file carries its)
             f.attrs[key] = json.dumps(value, sort_keys=True) if key in JSON_ATTRS else value
+        self._ranks(f, ranks)
+        f.create_group("results")
+
+    @staticmethod
+    def _ranks(f: h5py.File, ranks: list[dict[str, Any]]) -> None:
         g = f.create_group("ranks")
         for col, (units, what) in RANK_COLUMNS.items():
             values = [r.get(col, "") for r in ranks]
@@ -146,7 +192,6 @@ class ResultFile:
                 d = g.create_dataset(col, data=np.asarray(values, dtype=np.int64))
             d.attrs["units"] = units
             d.attrs["description"] = what
-        f.create_group("results")
 
     def _room(self, nbytes: int, factor: int = 2) -> None:
         """Raise (disk full) unless the file system has ``factor`` times ``nbytes`` and a
@@ -232,6 +277,9 @@ class ResultFile:
         (rewritten when the suite emits it again, e.g. after each b_eff repetition)."""
         if isinstance(result, Measurement):
             m = result
+            if self.launches:  # a resumed file: which launch measured it
+                m.attrs["launch"] = len(self.launches)
+                self.launches[-1]["results"].append(m.key)
             size = sum(a.nbytes for a in (m.times, m.samples, m.batch_iters,
                                           *m.more_times.values(), *m.more_samples.values(),
                                           *m.prepared.values(), *m.printed.values()))
@@ -263,6 +311,9 @@ class ResultFile:
     def _finish(self, status: str, more: dict[str, Any]) -> None:
         attrs = {**more, "status": status,
                  "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        if self.launches:
+            self.launches[-1]["status"] = status
+            attrs["launches"] = self.launches
         where = parts.directory(self.path, self.run_id)
         try:
             # the merged copy: the file and its parts (each update's 2x margin kept it free)
@@ -520,6 +571,9 @@ def load(path: str | Path) -> RunRecord:
             break
     record.results = [m for _, m in sorted(found.values(), key=lambda t: t[0])]
     record.results += typed.values()
+    if record.attrs.get("launches"):  # resumed: the first launch's results carry no number
+        for m in record.measurements:
+            m.attrs.setdefault("launch", 1)
     if record.attrs.get("status") == "running" and writer_gone(record.ranks):
         record.attrs["status"] = "aborted"
         record.attrs["status_note"] = watch.NOTE  # and its watcher was killed too

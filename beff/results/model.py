@@ -147,10 +147,7 @@ class Measurement:
     @property
     def key(self) -> str:
         """Stable group name inside the result file."""
-        mode = f"/{self.mode}" if self.mode else ""
-        return f"{self.suite}/{self.benchmark}{mode}/np{self.nprocs}" + (
-            f"-multi{self.multi}" if self.multi is not None else ""
-        )
+        return measurement_key(self.suite, self.benchmark, self.mode, self.nprocs, self.multi)
 
     @property
     def table_groups(self) -> list[int | None]:
@@ -174,6 +171,14 @@ class Measurement:
         """A time-out, out-of-mem or failed row ends the benchmark, later process counts
         included."""
         return TIME_OUT in self.status or OUT_OF_MEM in self.status or FAILED in self.status
+
+
+def measurement_key(suite: str, benchmark: str, mode: str, nprocs: int,
+                    multi: int | None) -> str:
+    """The key (and group name in the result file) of one benchmark's measurement in one
+    mode at one process count."""
+    return f"{suite}/{benchmark}{f'/{mode}' if mode else ''}/np{nprocs}" + (
+        f"-multi{multi}" if multi is not None else "")
 
 
 class Result(Protocol):

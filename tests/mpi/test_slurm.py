@@ -173,7 +173,7 @@ def test_sbatch_of_the_shipped_script_runs_b_eff_and_imb(slurm: slurmcluster.Slu
 
 def test_a_job_past_its_time_limit_keeps_every_finished_result(slurm: slurmcluster.Slurm,
                                                                tmp_path: Path) -> None:
-    """sbatch --time=1 of a run that needs some 160 s (IMB-P2P sleeping 10 s before and after
+    """sbatch --time=1 of a run that needs some 120 s (IMB-P2P sleeping 10 s before and after
     each size: the machine stays free meanwhile). Slurm ends it between 60 and 90 s with
     SIGTERM (and SIGKILL KillWait=5 s later): the file is marked aborted, and every benchmark
     that finished before is in it."""
@@ -188,6 +188,7 @@ def test_a_job_past_its_time_limit_keeps_every_finished_result(slurm: slurmclust
     text = (tmp_path / "slurm.out").read_text()
     assert "DUE TO TIME LIMIT" in text, text
     assert "beff: terminated (SIGTERM): the job ends, results so far are kept" in text, text
+    assert "--resume long.h5)" in text, text  # the line says how to measure the rest
     record = load(tmp_path / "long.h5")
     assert record.attrs["status"] == "aborted", record.attrs
     finished = [m.benchmark for m in record.measurements]
@@ -195,6 +196,16 @@ def test_a_job_past_its_time_limit_keeps_every_finished_result(slurm: slurmclust
                         "SendRecv_Replace", "Stencil2D", "Stencil3D"][:len(finished)]
     assert 2 <= len(finished) <= 5, finished  # 20 s each, killed after 60 to 90 s
     assert all(s == "ok" for m in record.measurements for s in m.status)
+    # The rest, in a job of its own without the pauses (a changed setting: --force)
+    again = srun(2, "imb", "p2p", "-pause", "0", "-msgsz", "1", "-iter", "10", "--resume",
+                 str(tmp_path / "long.h5"), "--force", timeout=120)
+    assert again.returncode == 0, again.stderr
+    record = load(tmp_path / "long.h5")
+    assert [m.benchmark for m in record.measurements][:len(finished)] == finished
+    assert len(record.measurements) == 8 and record.attrs["status"] == "complete"
+    launches = record.attrs["launches"]
+    assert [launch["status"] for launch in launches] == ["aborted", "complete"]
+    assert launches[0]["batch"]["job_id"] == job != launches[1]["batch"]["job_id"]
 
 
 def test_reframe_checks_on_the_slurm_partition(slurm: slurmcluster.Slurm,

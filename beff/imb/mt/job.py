@@ -38,7 +38,7 @@ from beff.core.progress import Bar
 from beff.core.suite import Suite
 from beff.imb.mt import kernels
 from beff.imb.mt.options import TYPE_SIZES, parse_count, threads_from_env
-from beff.results.model import OK, UNSUPPORTED, Measurement, Result
+from beff.results.model import OK, UNSUPPORTED, Measurement, Result, measurement_key
 from beff.results.placement import annotate
 
 # The IMB flags IMB-MT has besides its own (its generic ones).
@@ -124,6 +124,7 @@ class MTJob:
         self.benchmarks: list[str] = []
         self.ranks: list[dict[str, Any]] = []
         self.cfg: RunConfig | None = None
+        self.done: dict[str, bool] = {}  # --resume: the file's results (key -> failed)
 
     # ------------------------------------------------------------------ rank 0, before
     def prepare(self, MPI: types.ModuleType, cfg: RunConfig) -> None:
@@ -195,6 +196,9 @@ class MTJob:
         barrier = ThreadBarrier(threads)
         try:
             for spec in self.specs():
+                if measurement_key(self.suite, spec.name, "", world.Get_size(), None) \
+                        in self.done:  # the resumed file's (the same on every rank)
+                    continue
                 m = self.run(MPI, cfg, spec, comms, barrier, bar)
                 if m is not None:
                     if not m.unsupported:

@@ -39,7 +39,7 @@ from beff.core.progress import Bar
 from beff.core.suite import Suite
 from beff.imb.p2p import kernels, partners
 from beff.imb.p2p.options import MIB, message_sizes, parse_iter
-from beff.results.model import OK, Measurement, Result
+from beff.results.model import OK, Measurement, Result, measurement_key
 from beff.results.placement import annotate
 
 # IMB-P2P times SendRecv_Replace's loop right after its warm-up, without a barrier.
@@ -63,6 +63,7 @@ class P2PJob:
         self.benchmarks: list[str] = []
         self.ranks: list[dict[str, Any]] = []
         self.cfg: RunConfig | None = None
+        self.done: dict[str, bool] = {}  # --resume: the file's results (key -> failed)
 
     # ------------------------------------------------------------------ rank 0, before
     def prepare(self, MPI: types.ModuleType, cfg: RunConfig) -> None:
@@ -98,6 +99,9 @@ class P2PJob:
                 bar: Bar) -> str:
         world = MPI.COMM_WORLD
         for spec in self.specs():
+            if measurement_key(self.suite, spec.name, "", world.Get_size(), None) \
+                    in self.done:  # the resumed file's (the same on every rank)
+                continue
             m = self.run(MPI, cfg, spec, bar)
             if m is not None:
                 if not m.unsupported:
