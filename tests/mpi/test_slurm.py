@@ -171,19 +171,28 @@ def test_sbatch_of_the_shipped_script_runs_b_eff_and_imb(slurm: slurmcluster.Slu
     assert f"batch: slurm job {job} step 0" in shown and "b_effSHORT =" in shown, shown
 
 
-def test_a_job_past_its_time_limit_keeps_every_finished_result(slurm: slurmcluster.Slurm,
-                                                               tmp_path: Path) -> None:
-    """sbatch --time=1 of a run that needs some 120 s (IMB-P2P sleeping 10 s before and after
-    each size: the machine stays free meanwhile). Slurm ends it between 60 and 90 s with
-    SIGTERM (and SIGKILL KillWait=5 s later): the file is marked aborted, and every benchmark
-    that finished before is in it."""
-    script = tmp_path / "long.sbatch"
+@pytest.fixture(scope="module", autouse=True)
+def time_limited(slurm: slurmcluster.Slurm, tmp_path_factory: pytest.TempPathFactory
+                 ) -> tuple[str, Path]:
+    """A job submitted as the module starts, so that the minute and more Slurm takes to end
+    it by its time limit overlaps the other tests (it sleeps meanwhile): sbatch --time=1 of a
+    run that needs some 120 s (IMB-P2P sleeping 10 s before and after each size)."""
+    where = tmp_path_factory.mktemp("time-limited")
+    script = where / "long.sbatch"
     script.write_text(f"#!/bin/bash\nsrun --mpi=pmi2 {sys.executable} -m beff imb p2p "
                       "-pause 10000000 -msgsz 1 -iter 10 -o long.h5\n")
-    r = slurm.run("sbatch", "--parsable", "--time=1", "-n", "2", f"--chdir={tmp_path}",
-                  f"--output={tmp_path}/slurm.out", str(script))
+    r = slurm.run("sbatch", "--parsable", "--time=1", "-n", "2", f"--chdir={where}",
+                  f"--output={where}/slurm.out", str(script))
     assert r.returncode == 0, r.stderr
-    job = r.stdout.strip().split(";")[0]
+    return r.stdout.strip().split(";")[0], where
+
+
+def test_a_job_past_its_time_limit_keeps_every_finished_result(
+        slurm: slurmcluster.Slurm, time_limited: tuple[str, Path]) -> None:
+    """The time-limited job (the fixture): Slurm ends it between 60 and 90 s after it
+    started with SIGTERM (and SIGKILL KillWait=5 s later): the file is marked aborted, every
+    benchmark that finished before is in it, and a second job measures the rest."""
+    job, tmp_path = time_limited
     assert _wait_until_gone(slurm, job, timeout=150) == "TIMEOUT"
     text = (tmp_path / "slurm.out").read_text()
     assert "DUE TO TIME LIMIT" in text, text
