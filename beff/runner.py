@@ -120,14 +120,15 @@ def preparer(suite: suites.Suite, overrides: dict[str, Any]) -> Callable[
 def resumed(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job) -> None:
     """``--resume FILE`` (rank 0, before the job is sent to every rank): the file must be an
     earlier run of this suite with the same configuration, rank count and MPI library
-    (unless ``--force``); the job learns which results it holds, and writes to it."""
+    (unless ``--force``); the job learns what it holds (``job.resume(record)``: a job
+    without it cannot resume), and writes to it."""
     from beff.results import resume
     from beff.results.archive import DamagedFile, load
 
     path = str(cfg.resume)
-    if not hasattr(job, "done"):
+    if not hasattr(job, "resume"):
         raise UsageError(f"--resume: {suite.name} runs cannot be resumed yet (the IMB-style "
-                         "suites can); run it again with -o")
+                         "suites and b_eff can); run it again with -o")
     if cfg.output is not None and Path(cfg.output).resolve() != Path(path).resolve():
         raise UsageError(f"--resume {path} writes to that file; -o {cfg.output} names another")
     if not Path(path).is_file():
@@ -139,7 +140,7 @@ def resumed(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
                          ) from None
     resume.check(record, path, suite.name, _config_dict(cfg), MPI.COMM_WORLD.Get_size(),
                  MPI.Get_library_version(), cfg.force)
-    job.done = resume.done(record)
+    job.resume(record)
     cfg.output = path
 
 
@@ -277,7 +278,7 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
 
         try:
             me = LiveRun(suite, cfg, job.streaming, attrs, ranks, render, result_notes,
-                         resumable=hasattr(job, "done"))
+                         resumable=hasattr(job, "resume"))
         except BeffError as exc:
             if render:
                 raise

@@ -18,7 +18,7 @@ from beff.core.errors import UsageError
 from beff.core.options import Values
 from beff.core.progress import Bar
 from beff.core.suite import Suite
-from beff.results.model import Measurement, Result
+from beff.results.model import Measurement, Result, RunRecord
 from beff.results.placement import annotate
 
 
@@ -113,6 +113,10 @@ class ImbJob:
         run_cfg = self.measured_config(cfg)
         return resolve(self.suite, run_cfg.options.benchmarks, cfg.options.include,
                        cfg.options.exclude)
+
+    def resume(self, record: RunRecord) -> None:
+        """Rank 0, ``--resume``: the results ``record`` holds are not measured again."""
+        self.done = {r.key: r.failed for r in record.measurements}
 
     def names(self) -> list[str]:
         return list(self.benchmarks)

@@ -98,7 +98,11 @@ def run_job(thread_level: str, prepare: Callable[[types.ModuleType], T],
         usage_exit(str(payload[1]))
     # From here on, an exception on any rank (a UsageError too) goes to the abort hook,
     # which aborts the whole job with errors.exit_code(exc): no rank is left waiting.
-    job(MPI, payload[1])  # type: ignore[arg-type]
+    try:
+        job(MPI, payload[1])  # type: ignore[arg-type]
+    except UsageError as exc:  # not the command line's exit: the other ranks are in the job
+        _mpi.abort(str(exc), exc.exit_code)
+        raise
     end_process(0)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import types
 from collections.abc import Callable
@@ -9,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from beff.core import runtime
 from beff.core.config import RunConfig
 from beff.core.errors import UsageError
 from beff.core.metadata import uname_fields
@@ -16,7 +18,8 @@ from beff.core.progress import Bar
 from beff.core.suite import Suite
 from beff.effbw import measure as effbw
 from beff.effbw.record import ONE_NODE, BeffRecord
-from beff.results.model import Result
+from beff.patterns.looplength import MIN_REPETITIONS
+from beff.results.model import Result, RunRecord
 
 
 def _cross_node(MPI: types.ModuleType, bound: list[effbw.Bound],
@@ -52,6 +55,13 @@ class BeffJob:
         self.plan: effbw.Plan | None = None
         self.started = time.monotonic()
         self.node_of: list[int] = []
+        # --resume: the file's record, whose finished repetitions are not measured again
+        self.kept: BeffRecord | None = None
+
+    def resume(self, record: RunRecord) -> None:
+        """Rank 0, ``--resume``: the repetitions the file's record finished are kept."""
+        found = [r for r in record.results if isinstance(r, BeffRecord)]
+        self.kept = found[0] if found else None
 
     def prepare(self, MPI: types.ModuleType, cfg: RunConfig) -> None:
         unknown = sorted(set(cfg.options.methods) - set(effbw.METHODS))
@@ -70,8 +80,15 @@ class BeffJob:
         assert ranks is not None
         world = MPI.COMM_WORLD
         self.started = time.monotonic()
-        self.plan = world.bcast(effbw.make_plan(cfg, ranks) if world.Get_rank() == 0 else None,
-                                root=0)
+        plan, why = None, ""
+        if world.Get_rank() == 0:
+            plan = effbw.make_plan(cfg, ranks)
+            if self.kept is not None:  # the same random patterns as the kept repetitions
+                plan = dataclasses.replace(plan, seed=self.kept.seed)
+                why = _kept_differs(self.kept, plan)
+        self.plan, why = world.bcast((plan, why), root=0)
+        if why:  # every rank at once: one line, exit 2
+            runtime.usage_exit(why)
         self.node_of = [int(r["node"]) for r in ranks]
         return {}
 
@@ -89,6 +106,9 @@ class BeffJob:
         world = MPI.COMM_WORLD
         holder: dict[str, Any] = {}
 
+        kept = self.kept
+        first = kept.repetitions_done if kept is not None else 0
+
         def flush(r: int, st: effbw.State) -> None:
             """After each repetition: reduce over ranks (collective) and store on rank 0."""
             bench = holder["bench"]
@@ -96,10 +116,19 @@ class BeffJob:
                                      dtype=np.float64)[None, None, :, None]
             reduced = effbw.reduce_over_ranks(MPI, st.bw_local, participating)
             if world.Get_rank() == 0:
+                if kept is not None:
+                    reduced = _with_kept(reduced, kept, first, st)
                 emit(make_record(cfg, plan, bench, reduced, r, holder["cross"],
-                                 time.monotonic() - self.started))
+                                 time.monotonic() - self.started
+                                 + (kept.runtime_s if kept is not None else 0.0)))
 
-        bench = effbw.Beff(MPI, plan, bar, flush, cfg.stall_timeout)
+        bench = effbw.Beff(MPI, plan, bar, flush, cfg.stall_timeout, first=first)
+        if kept is not None:  # the kept repetitions' loop control, as measured then
+            st = bench.state
+            for name, value in (("looplng", kept.looplng), ("loop_time", kept.loop_time),
+                                ("loop_min", kept.loop_min), ("loop_max", kept.loop_max),
+                                ("shortened", kept.shortened), ("best", kept.best_method)):
+                getattr(st, name)[:first] = value[:first]
         holder["bench"] = bench
         crossing = _cross_node(MPI, bench.bound, self.node_of)
         holder["cross"] = np.zeros_like(crossing)
@@ -109,6 +138,36 @@ class BeffJob:
 
     def finish(self, results: list[Result], nprocs: int) -> list[str]:
         return []
+
+
+def _kept_differs(kept: BeffRecord, plan: effbw.Plan) -> str:
+    """Why a resumed run would not measure what the kept repetitions measured ("" if it
+    would): the same config can still give another plan, as the memory per process follows
+    the nodes' memory."""
+    mine = (plan.nprocs, plan.memory_per_proc, plan.seed, plan.repetitions,
+            [effbw.METHODS[m] for m in plan.methods], [int(x) for x in plan.lengths])
+    theirs = (kept.nprocs, kept.memory_per_proc, kept.seed, kept.repetitions, list(kept.methods),
+              [int(x) for x in kept.lengths])
+    if mine == theirs:
+        return ""
+    return (f"--resume: the file's b_eff measured {kept.memory_per_proc:,} bytes per process "
+            f"at lengths up to {int(kept.lengths[-1]):,}, this run would measure "
+            f"{plan.memory_per_proc:,} up to {int(plan.lengths[-1]):,} (give "
+            "--memory-per-proc)")
+
+
+def _with_kept(reduced: tuple[np.ndarray, ...], kept: BeffRecord, first: int,
+               st: effbw.State) -> tuple[np.ndarray, ...]:
+    """The reductions of a resumed run: the kept repetitions from the file. A later
+    repetition whose largest length the 60-second rule took from the first repetition (on
+    the ranks, which no longer hold it) takes it from the kept one."""
+    out = tuple(np.array(a, copy=True) for a in reduced)
+    for a, old in zip(out, (kept.bw_min, kept.bw_avg, kept.bw_max), strict=True):
+        a[:first] = old[:first]
+        for r in range(first, len(a)):
+            if st.shortened[r] and r >= MIN_REPETITIONS:
+                a[r, -1] = a[0, -1]
+    return out
 
 
 def make_record(cfg: RunConfig, plan: effbw.Plan, bench: effbw.Beff,

@@ -333,7 +333,8 @@ class Beff:
     """Measures b_eff on MPI.COMM_WORLD; rank 0 keeps the loop-length control."""
 
     def __init__(self, MPI: types.ModuleType, plan: Plan, progress: Callable[[str], None],
-                 flush: Callable[[int, State], None], stall: float | None = None) -> None:
+                 flush: Callable[[int, State], None], stall: float | None = None,
+                 first: int = 0) -> None:
         self.MPI = MPI
         self.plan = plan
         self.world = MPI.COMM_WORLD
@@ -358,6 +359,7 @@ class Beff:
             shortened=np.zeros(R, dtype=bool),
             best=np.full((R, NP), -1, dtype=np.int64),
         )
+        self.first = first  # the first repetition to measure (--resume: the ones before are)
 
     def _share_permutations(self) -> None:
         """Rank 0 draws the random permutations and broadcasts them (as the original)."""
@@ -405,7 +407,7 @@ class Beff:
         plan, st = self.plan, self.state
         M = len(plan.methods)
         all_methods = list(range(M))
-        for r in range(plan.repetitions):
+        for r in range(self.first, plan.repetitions):
             # Calibration pass: 1 byte, PRE_MSG_LOOPS iterations; its times stay in index 0.
             self.progress(f"rep {r + 1}/{plan.repetitions}: calibration")
             self.measure(r, 0, [PRE_MSG_LOOPS] * M, lambda _: all_methods, record=False)

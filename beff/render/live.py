@@ -99,12 +99,14 @@ class LiveRun:
             sys.stdout.write(csv_header(self.view))
         if self.kept:
             if self.fmt:
-                self.stderr.print(f"[dim]resuming {os.fspath(self.out.path)}: "
-                                  f"{len(self.kept)} result(s) kept from launch "
-                                  f"{len(self.out.launches) - 1}, measuring the rest[/dim]")
-            if self.streaming:  # the whole run's output: the kept results first
-                for result in self.kept:
+                self.stderr.print(f"[dim]resuming {os.fspath(self.out.path)}: what "
+                                  f"launch {len(self.out.launches) - 1} measured is kept "
+                                  f"({len(self.kept)} result(s)), measuring the rest[/dim]")
+            for result in self.kept:  # the whole run's output: the kept results first
+                if self.streaming:
                     self.render(result)
+                else:  # unless the run emits a grown one (b_eff's record) meanwhile
+                    self.pending[result.key] = result
 
     def emit(self, result: Result) -> None:
         self.out.add(result)

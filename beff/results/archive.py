@@ -294,6 +294,8 @@ class ResultFile:
                            lambda f: write_summary(f.create_group(stored.key), stored))
             return
         layout = layout_of(result.suite)
+        if self.launches and result.key not in self.launches[-1]["results"]:
+            self.launches[-1]["results"].append(result.key)  # a grown record (b_eff's)
         size = sum(v.nbytes for v in vars(result).values() if isinstance(v, np.ndarray))
         self._add_part(layout.group, size + FILE_OVERHEAD_BYTES,
                        lambda f: write_record(f.create_group(layout.group), result, layout))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from beff.core.errors import UsageError
-from beff.results.model import Measurement, RunRecord
+from beff.results.model import RunRecord
 
 # Settings that change how a run is shown, stored or guarded, not what it measures.
 VOLATILE = frozenset({"output", "force", "resume", "format", "progress", "report", "strict",
@@ -66,10 +66,3 @@ def check(record: RunRecord, path: str, suite: str, config: dict[str, Any], npro
     if why and not force:
         raise UsageError(f"--resume {path}: " + "; ".join(why) + " (add --force to resume "
                          "it anyway)")
-
-
-def done(record: RunRecord) -> dict[str, bool]:
-    """The results the file holds, by key, each with whether it failed (a time-out,
-    out-of-mem or failed row: IMB goes on to no larger process count of that benchmark): a
-    resumed run measures none of them again."""
-    return {r.key: r.failed for r in record.results if isinstance(r, Measurement)}

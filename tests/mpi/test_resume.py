@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from beff.results.archive import load
@@ -108,7 +109,7 @@ def test_what_cannot_be_resumed_is_one_line_and_exit_2(tmp_path: Path) -> None:
         "rank count": (4, ARGS, "it was measured at 2 ranks, this run has 4"),
         "configuration": (2, [*ARGS[:3], "0:4", *ARGS[4:]], "its configuration differs"),
         "suite": (2, ["imb", "nbc", "-msglog", "0:3", "Ibcast"], "it holds 'mpi1' results"),
-        "b_eff": (2, ["run", "--quick"], "beff runs cannot be resumed yet"),
+        "b_eff_io": (2, ["io", "--quick", "--dir", str(tmp_path)], "beffio runs cannot be"),
     }
     for what, (nprocs, args, said) in cases.items():
         refused = mpirun(nprocs, *args, "--resume", str(out))
@@ -132,3 +133,43 @@ def test_kill_and_resume_under_either_mpi(tmp_path: Path) -> None:
     assert [m.benchmark for m in load(out).measurements] == BENCHMARKS
     if is_open_mpi_cached():
         assert "Open MPI" in load(out).attrs["mpi"]["library_version"]
+
+
+def test_b_eff_resumed_keeps_its_finished_repetitions(tmp_path: Path) -> None:
+    """SIGTERM to a b_eff run once its first repetition is in the file; the resume measures
+    the second one only, with the same random patterns (seed), and b_eff is derived from
+    both."""
+    out = tmp_path / "b.h5"
+    args = ["run", "--quick", "--memory-per-proc", "16MiB", "--time-per-loop", "0.05"]
+    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", *args, "-o", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=mpi_env(), start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None and time.monotonic() < deadline
+            try:
+                if load(out).result("beff").repetitions_done >= 1:
+                    break
+            except (OSError, ValueError, LookupError, AttributeError):  # not written yet
+                pass
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        kill_group(proc)
+    assert proc.returncode != 0, err
+    kept = load(out)
+    assert kept.attrs["status"] == "aborted" and kept.result("beff").repetitions_done == 1
+    r = mpirun(2, *args, "--resume", str(out))
+    assert r.returncode == 0, r.stderr
+    done = load(out)
+    b, k = done.result("beff"), kept.result("beff")
+    assert done.attrs["status"] == "complete" and b.repetitions_done == b.repetitions == 2
+    assert b.seed == k.seed  # the same random patterns as the kept repetition
+    for name in ("bw_min", "bw_avg", "bw_max", "looplng", "loop_time"):
+        assert np.array_equal(getattr(b, name)[0], getattr(k, name)[0], equal_nan=True), name
+    assert np.isfinite(b.bw_min[1]).sum() == np.isfinite(b.bw_min[0]).sum() > 0
+    assert not np.array_equal(b.loop_time[1], k.loop_time[1])  # measured now
+    assert [launch["status"] for launch in done.attrs["launches"]] == ["aborted", "complete"]
+    assert "b_effSHORT =" in beff("show", str(out)).stdout

@@ -38,7 +38,14 @@ from beff.core.progress import Bar
 from beff.core.suite import Suite
 from beff.imb.mt import kernels
 from beff.imb.mt.options import TYPE_SIZES, parse_count, threads_from_env
-from beff.results.model import OK, UNSUPPORTED, Measurement, Result, measurement_key
+from beff.results.model import (
+    OK,
+    UNSUPPORTED,
+    Measurement,
+    Result,
+    RunRecord,
+    measurement_key,
+)
 from beff.results.placement import annotate
 
 # The IMB flags IMB-MT has besides its own (its generic ones).
@@ -153,6 +160,10 @@ class MTJob:
                             counts=parse_count(str(opts["count"])),
                             type_size=TYPE_SIZES[str(opts["datatype"])], checked=checking,
                             thread_level="multiple")
+
+    def resume(self, record: RunRecord) -> None:
+        """Rank 0, ``--resume``: the results ``record`` holds are not measured again."""
+        self.done = {r.key: r.failed for r in record.measurements}
 
     def names(self) -> list[str]:
         return list(self.benchmarks)

@@ -39,7 +39,7 @@ from beff.core.progress import Bar
 from beff.core.suite import Suite
 from beff.imb.p2p import kernels, partners
 from beff.imb.p2p.options import MIB, message_sizes, parse_iter
-from beff.results.model import OK, Measurement, Result, measurement_key
+from beff.results.model import OK, Measurement, Result, RunRecord, measurement_key
 from beff.results.placement import annotate
 
 # IMB-P2P times SendRecv_Replace's loop right after its warm-up, without a barrier.
@@ -71,6 +71,10 @@ class P2PJob:
         max_iter, numerator = parse_iter(cfg.options["iter"])
         self.derived.update(sizes=sizes, iter_max=max_iter, iter_numerator_bytes=numerator * MIB)
         self.benchmarks = [s.name for s in resolve(self.suite, cfg.options.benchmarks, [], [])]
+
+    def resume(self, record: RunRecord) -> None:
+        """Rank 0, ``--resume``: the results ``record`` holds are not measured again."""
+        self.done = {r.key: r.failed for r in record.measurements}
 
     def names(self) -> list[str]:
         return list(self.benchmarks)
