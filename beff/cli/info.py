@@ -1,10 +1,11 @@
-"""``beff info``: the MPI library, versions, timer and the placement of every rank."""
+"""``beff info``: how long every rank took to start, the MPI library, versions, timer and the
+placement of every rank."""
 
 from __future__ import annotations
 
 import types
 
-from beff.core import capi, terminal
+from beff.core import capi, runtime, terminal
 from beff.core.metadata import collect_mpi, collect_python, collect_rank, placement
 from beff.render.tables import Table
 
@@ -13,10 +14,24 @@ def run_info(MPI: types.ModuleType, _: object) -> None:
     world = MPI.COMM_WORLD
     ranks = world.gather(collect_rank(MPI), root=0)
     overhead, warning = capi.start("auto")
+    phases = runtime.startup_phases(MPI)
     if world.Get_rank() != 0:
         return
-    assert ranks is not None
+    assert ranks is not None and phases is not None
+    from beff.results import startup
+
+    for facts, row in zip(ranks, phases.tolist(), strict=True):
+        facts.update(zip(runtime.STARTUP_COLUMNS, row, strict=True))
     console = terminal.console()
+    # The main figure: each phase of the start-up over the ranks, as osu_init prints
+    # MPI_Init's (the others follow)
+    started = Table(title=f"start-up of {world.Get_size()} ranks", show_edge=False)
+    for col in ("phase", "median (s)", "max (s)", "slowest rank", "its host"):
+        started.add_column(col)
+    for p in startup.phases(ranks):
+        started.add_row(p.label, f"{p.median:.4f}", f"{p.max:.4f}", str(p.slowest_rank),
+                        p.host)
+    console.print(started)
     mpi = collect_mpi(MPI)
     where = placement(ranks)
     console.print(f"[bold]MPI library[/bold]: {mpi['library_version'].splitlines()[0]}")

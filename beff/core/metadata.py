@@ -128,6 +128,19 @@ def format_cpus(cpus: list[int]) -> str:
     return ",".join(out)
 
 
+def process_started() -> float | None:
+    """When this process started (time.time's clock), from Linux's /proc: its start in clock
+    ticks since boot (10 ms), against the clock since boot now; None elsewhere."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as fh:
+            ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
+        since_boot = time.clock_gettime(time.CLOCK_BOOTTIME)
+        now = time.time()
+        return now - (since_boot - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
 def collect_env() -> dict[str, str]:
     return {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)}
 

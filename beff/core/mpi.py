@@ -117,8 +117,10 @@ def init(thread_level: str = "single",
         # rank then (its stacks, exit 3).
         backstop.arm("interrupted before MPI_Init", INTERRUPTED_INIT_S)
     # Results are flushed per benchmark; MPI_Finalize at exit is mpi4py's job.
+    startup_marks["mpi_init"] = time.time()
     from mpi4py import MPI
 
+    startup_marks["mpi_init_done"] = time.time()
     backstop.disarm("interrupted before MPI_Init")
     _MPI = MPI
     _install_abort_hook()
@@ -315,6 +317,8 @@ def _read_failure_note() -> tuple[int, int] | None:
 # reaches every rank, directly or forwarded by the launcher) and waits this long for it.
 LINE_FORWARD_S = 0.3  # rank 0's last line to the launcher before MPI_Abort
 INTERRUPT_GRACE_S = 10.0
+# This process's start-up, in wall-clock seconds (time.time): around MPI_Init.
+startup_marks: dict[str, float] = {}
 # Rank 0, once its result file exists: where the results are, and how to measure the rest
 # (the line that says the job ends early carries it).
 resume_hint = ""

@@ -171,5 +171,40 @@ def begin(MPI: types.ModuleType, timeout: float | None, backend: str,
                 usage_exit(str(exc))
     startup_step("selecting the timed-loop backend")
     overhead, backend_warning = capi.start(backend)
+    startup_step("the first barrier")
+    phases = startup_phases(MPI)
+    if ranks is not None and phases is not None:  # rank 0: stored with each rank's facts
+        for facts, row in zip(ranks, phases.tolist(), strict=True):
+            facts.update(zip(STARTUP_COLUMNS, row, strict=True))
     startup_step("the job's set-up before its first measurement")
     return ranks, overhead, backend_warning
+
+
+# Each rank's start-up, in seconds: from its process's start to MPI_Init (the interpreter,
+# beff's imports, parsing), MPI_Init, from there until its timed loops were ready
+# (validation, each rank's facts, compiling or loading the loops), and its wait in the first
+# barrier after that (for the slowest rank). NaN where a process's start is not known.
+STARTUP_COLUMNS = ("startup_imports_s", "startup_mpi_init_s", "startup_setup_s",
+                   "startup_barrier_s")
+
+
+def startup_phases(MPI: types.ModuleType) -> Any:
+    """Every rank, collective (the first barrier after the loops are ready, then a gather
+    of four numbers): each rank's start-up phases (:data:`STARTUP_COLUMNS`), a P x 4 array on
+    rank 0 (None on the others)."""
+    import numpy as np
+
+    from beff.core.metadata import process_started
+
+    world = MPI.COMM_WORLD
+    ready = time.time()
+    world.Barrier()
+    released = time.time()
+    marks = _mpi.startup_marks
+    began, init, done = process_started(), marks.get("mpi_init"), marks.get("mpi_init_done")
+    mine = np.array([init - began if began and init else np.nan,
+                     done - init if init and done else np.nan,
+                     ready - done if done else np.nan, released - ready])
+    out = np.empty((world.Get_size(), len(mine))) if world.Get_rank() == 0 else None
+    world.Gather(mine, out, root=0)  # a buffer gather: a watchdog thread can run meanwhile
+    return out

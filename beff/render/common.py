@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from beff.core.metadata import format_cpus
-from beff.results import printed
+from beff.results import printed, startup
 from beff.results.model import RunRecord
 
 
@@ -75,6 +75,9 @@ def render_header(record: RunRecord, console: Console) -> None:
         hosts = "+".join(dict.fromkeys(str(r.get("host", "?")) for r in members))
         ranks = format_cpus(sorted(int(r["rank"]) for r in members))
         console.print(f"  node {node} ({hosts}): ranks {ranks}")
+    found = startup.phases(record.ranks)
+    if found:
+        console.print(escape(startup.line(found)), soft_wrap=True)
 
 
 def print_warnings(console: Console, found: Iterable[str]) -> None:

@@ -24,7 +24,7 @@ from beff.render import common, plot
 from beff.render.charts import Chart, Figure, collect
 from beff.render.compare import kind_of_run
 from beff.render.view import view_of
-from beff.results import warnings
+from beff.results import startup, warnings
 from beff.results.model import RunRecord
 
 CSS = """
@@ -145,6 +145,10 @@ def header(record: RunRecord, path: str | os.PathLike[str], label: str) -> str:
         ("timed loops", common.overhead_line(a).removeprefix("timed loops: ") or NOT_RECORDED),
         ("status", a.get("status", "?")),
     ]
+    phases = startup.phases(record.ranks)
+    if phases:
+        rows.append(("start-up", startup.line(phases).removeprefix(
+            "start-up (median, max over ranks): ") + " (median, max over ranks)"))
     if "io" in a:
         fsi = a["io"].get("file_system", {})
         rows.append(("I/O", f"{a['io'].get('directory', '?')}: {fsi.get('fstype', '?')} on "

@@ -19,7 +19,7 @@ from rich.console import Console
 from beff.core import suite as suites
 from beff.render import common, lines
 from beff.render.charts import Chart
-from beff.results import warnings
+from beff.results import startup, warnings
 from beff.results.model import RunRecord
 
 # The original's text: IMB's output (imb), b_eff's and b_eff_io's .sum file (sum).
@@ -116,6 +116,9 @@ def json_doc(record: RunRecord) -> dict[str, Any]:
         "units": UNITS,
         "run": {k: v for k, v in record.attrs.items() if k != "env"},
         "ranks": record.ranks,
+        # each rank's start-up (the ranks' startup_* columns) per phase: median, max, where
+        "startup": {p.key.removeprefix("startup_").removesuffix("_s"): p.summary()
+                    for p in startup.phases(record.ranks)},
         "results": [{"suite": r.suite, "key": r.key, **view.summary(r, record)}
                     for r in record.results],
     }

@@ -68,6 +68,13 @@ RANK_COLUMNS = {  # per world rank: units and description
     "node": ("1", "node number: the nodes in the order of their lowest world rank"),
     "pid": ("1", "process id"),
     "memory_bytes": ("B", "physical memory of its host"),
+    "startup_imports_s": ("s", "start-up: from the process's start to MPI_Init (the "
+                          "interpreter, imports, parsing)"),
+    "startup_mpi_init_s": ("s", "start-up: MPI_Init"),
+    "startup_setup_s": ("s", "start-up: from MPI_Init to the timed loops ready (validation, "
+                        "facts, compiling or loading the loops)"),
+    "startup_barrier_s": ("s", "start-up: the wait in the first barrier after that (for the "
+                          "slowest rank)"),
 }
 
 _STR = h5py.string_dtype()
@@ -186,8 +193,12 @@ class ResultFile:
         g = f.create_group("ranks")
         for col, (units, what) in RANK_COLUMNS.items():
             values = [r.get(col, "") for r in ranks]
+            if col.startswith("startup_") and not all(col in r for r in ranks):
+                continue  # not measured (an imported log, the Python API's ranks)
             if values and isinstance(values[0], str):
                 d = g.create_dataset(col, data=np.array(values, dtype=object), dtype=_STR)
+            elif values and isinstance(values[0], float):
+                d = g.create_dataset(col, data=np.asarray(values, dtype=np.float64))
             else:
                 d = g.create_dataset(col, data=np.asarray(values, dtype=np.int64))
             d.attrs["units"] = units

@@ -49,7 +49,8 @@ def test_live_output_is_what_show_prints(live: dict[str, Runs], family: str, fmt
     assert run.stdout == shown.stdout and run.stdout.strip()
     if fmt == "json":
         doc = json.loads(run.stdout)
-        assert list(doc) == ["schema_version", "units", "run", "ranks", "results"]
+        assert list(doc) == ["schema_version", "units", "run", "ranks", "startup", "results"]
+        assert sorted(doc["startup"]) == ["barrier", "imports", "mpi_init", "setup"]
         assert doc["schema_version"] == 3 and doc["run"]["suite"] == family
         assert doc["run"]["command_line"][0] == "beff"  # run as `python -m beff`
         assert doc["results"] and all(r["suite"] == family and r["key"]
