@@ -335,7 +335,8 @@ def _suite_commands() -> None:
                     "TOML, then flags.")(O.typer_command(s, _run_suite))
 
 
-RESERVED = ("list", "describe", "show", "compare", "import", "report", "plot", "info", "imb")
+RESERVED = ("list", "describe", "show", "compare", "import", "report", "plot", "info", "imb",
+            "prepare")
 _suite_commands()
 
 
@@ -352,6 +353,23 @@ def info(
 
     SHARED_BY_KEY["thread_level"].check(thread_level, "--thread-level")
     runtime.run_job(thread_level, lambda MPI: None, run_info)
+
+
+@app.command()
+def prepare(
+    names: Annotated[list[str] | None, typer.Argument(
+        help="Suites to prepare (default: all), as `beff list` names them.",
+        show_default=False, metavar="[SUITE]...")] = None,
+) -> None:
+    """Compile every timed loop the suites need for this MPI library and keep them in the
+    loop cache (BEFF_CACHE_DIR, default ~/.cache/beff): once per installation, or in a job
+    script before srun, so that runs load the loops instead of compiling them. One process
+    is enough (no launcher needed); under mpiexec each loop is still compiled once."""
+    from beff.cli.prepare import check, run_prepare
+    from beff.core import runtime
+
+    chosen = check(list(names or []))
+    runtime.run_job("single", lambda MPI: chosen, run_prepare)
 
 
 @app.command(

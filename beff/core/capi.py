@@ -219,6 +219,10 @@ class LoopFunc:
         return active().run(self, args)
 
 
+# Every timed loop of the modules imported so far (``beff prepare`` readies them all).
+LOOPS: list[LoopFunc] = []
+
+
 def loop(func: Callable[..., Any]) -> LoopFunc:
     """Register ``func`` as a timed loop (see the module docstring for the rules)."""
     params = []
@@ -226,7 +230,8 @@ def loop(func: Callable[..., Any]) -> LoopFunc:
         ann = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation,
                                                                           "__name__", "int")
         params.append("float64" if ann == "float" else ARRAYS.get(ann, "int64"))
-    return LoopFunc(func, tuple(params))
+    LOOPS.append(LoopFunc(func, tuple(params)))
+    return LOOPS[-1]
 
 
 HELPERS: dict[str, Callable[..., Any]] = {}
