@@ -195,21 +195,18 @@ def placement(ranks: list[dict[str, Any]]) -> dict[str, Any]:
     """Node ids (from MPI_Comm_split_type SHARED) and the oversubscription verdict."""
     leaders = sorted({r["node_leader"] for r in ranks})
     node_of = {leader: i for i, leader in enumerate(leaders)}
+    # one pass over the ranks (a pass per node was O(nodes x ranks): hours at 10^6 ranks)
+    members = [0] * len(leaders)
+    cpus: list[set[int]] = [set() for _ in leaders]
     for r in ranks:
-        r["node"] = node_of[r["node_leader"]]
-    oversubscribed = False
-    for leader in leaders:
-        members = [r for r in ranks if r["node_leader"] == leader]
-        cpus: set[int] = set()
-        for r in members:
-            cpus |= parse_cpulist(r["cpus"])
-        if len(members) > max(len(cpus), 1):
-            oversubscribed = True
+        node = r["node"] = node_of[r["node_leader"]]
+        members[node] += 1
+        cpus[node] |= parse_cpulist(r["cpus"])
     return {
         "nodes": len(leaders),
         "hosts": sorted({r["host"] for r in ranks}),
-        "oversubscribed": oversubscribed,
-        "ranks_per_node": [sum(1 for r in ranks if r["node_leader"] == ld) for ld in leaders],
+        "oversubscribed": any(n > max(len(c), 1) for n, c in zip(members, cpus, strict=True)),
+        "ranks_per_node": members,
     }
 
 

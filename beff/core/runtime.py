@@ -161,6 +161,8 @@ def begin(MPI: types.ModuleType, timeout: float | None, backend: str,
     world = MPI.COMM_WORLD
     if not everywhere:
         ranks = world.gather(collect_rank(MPI), root=0)
+        if ranks is not None:
+            placement(ranks)  # rank 0: each rank's node id
     else:
         ranks = world.allgather(collect_rank(MPI))
         placement(ranks)  # sets each rank's node id

@@ -24,7 +24,9 @@ class BeffIOJob:
     """One ``beff io``: b_eff_io's plan, its phases, and its record after each phase."""
 
     network = False
-    everywhere = True  # every rank's node id: the total memory counts every node once
+    # rank 0 alone plans (the total memory counts every node once: the node ids, which rank 0
+    # has): no rank holds the others' facts
+    everywhere = False
     streaming = False
 
     def __init__(self, suite: Suite) -> None:
@@ -42,11 +44,10 @@ class BeffIOJob:
 
     def start(self, MPI: types.ModuleType, cfg: RunConfig,
               ranks: list[dict[str, Any]] | None) -> dict[str, Any]:
-        assert ranks is not None
         world = MPI.COMM_WORLD
         self.started = time.monotonic()
-        self.plan = world.bcast(beffio.make_plan(cfg, ranks) if world.Get_rank() == 0 else None,
-                                root=0)
+        self.plan = world.bcast(beffio.make_plan(cfg, ranks) if ranks is not None else None,
+                                root=0)  # ranks: rank 0's alone
         self.io_record = io_run.start(MPI, cfg, loops.precompile_beffio)
         return {"io": self.io_record}
 
