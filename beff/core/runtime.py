@@ -159,12 +159,14 @@ def begin(MPI: types.ModuleType, timeout: float | None, backend: str,
     startup_step("collecting each rank's facts")
     _mpi.injected_stop("metadata")
     world = MPI.COMM_WORLD
+    facts = collect_rank(MPI)
+    _node_ids(MPI, int(facts["node_leader"]))
     if not everywhere:
-        ranks = world.gather(collect_rank(MPI), root=0)
+        ranks = world.gather(facts, root=0)
         if ranks is not None:
             placement(ranks)  # rank 0: each rank's node id
     else:
-        ranks = world.allgather(collect_rank(MPI))
+        ranks = world.allgather(facts)
         placement(ranks)  # sets each rank's node id
         if check is not None:
             try:
@@ -180,6 +182,23 @@ def begin(MPI: types.ModuleType, timeout: float | None, backend: str,
             facts.update(zip(STARTUP_COLUMNS, row, strict=True))
     startup_step("the job's set-up before its first measurement")
     return ranks, overhead, backend_warning
+
+
+# Every rank's node id (the nodes numbered in the order of their lowest rank, as
+# beff.core.metadata.placement numbers them), on every rank: set by begin().
+node_ids: Any = None
+
+
+def _node_ids(MPI: types.ModuleType, leader: int) -> None:
+    """Every rank's node id, on every rank, from one buffer Allgather of each rank's node
+    leader: 8 bytes a rank (the whole ranks table on every rank was some 1 KiB a rank)."""
+    global node_ids
+    import numpy as np
+
+    world = MPI.COMM_WORLD
+    leaders = np.empty(world.Get_size(), dtype=np.int64)
+    world.Allgather(np.array([leader], dtype=np.int64), leaders)
+    node_ids = np.unique(leaders, return_inverse=True)[1].astype(np.int64)
 
 
 # Each rank's start-up, in seconds: from its process's start to MPI_Init (the interpreter,

@@ -23,7 +23,7 @@ from beff.results.model import Result, RunRecord
 
 
 def _cross_node(MPI: types.ModuleType, bound: list[effbw.Bound],
-                node_of: list[int]) -> np.ndarray:
+                node_of: np.ndarray) -> np.ndarray:
     """Per pattern: messages this rank sends per iteration, and how many cross nodes."""
     world_group = MPI.COMM_WORLD.Get_group()
     me = node_of[MPI.COMM_WORLD.Get_rank()]
@@ -47,14 +47,16 @@ class BeffJob:
     repetition (the record grows; it is rendered at the end)."""
 
     network = ONE_NODE  # the one-node warning in b_eff's words
-    everywhere = True  # every rank's node id: the cross-node shares
+    # rank 0 alone plans; every rank's node id (the cross-node shares) comes as one number a
+    # rank (runtime.node_ids), not as every rank's facts
+    everywhere = False
     streaming = False
 
     def __init__(self, suite: Suite) -> None:
         self.derived: dict[str, Any] = {}
         self.plan: effbw.Plan | None = None
         self.started = time.monotonic()
-        self.node_of: list[int] = []
+        self.node_of: np.ndarray = np.zeros(0, dtype=np.int64)
         # --resume: the file's record, whose finished repetitions are not measured again
         self.kept: BeffRecord | None = None
 
@@ -77,11 +79,10 @@ class BeffJob:
 
     def start(self, MPI: types.ModuleType, cfg: RunConfig,
               ranks: list[dict[str, Any]] | None) -> dict[str, Any]:
-        assert ranks is not None
         world = MPI.COMM_WORLD
         self.started = time.monotonic()
         plan, why = None, ""
-        if world.Get_rank() == 0:
+        if ranks is not None:  # rank 0's: every rank's facts
             plan = effbw.make_plan(cfg, ranks)
             if self.kept is not None:  # the same random patterns as the kept repetitions
                 plan = dataclasses.replace(plan, seed=self.kept.seed)
@@ -89,7 +90,7 @@ class BeffJob:
         self.plan, why = world.bcast((plan, why), root=0)
         if why:  # every rank at once: one line, exit 2
             runtime.usage_exit(why)
-        self.node_of = [int(r["node"]) for r in ranks]
+        self.node_of = runtime.node_ids
         return {}
 
     def notes(self) -> list[str]:
