@@ -58,24 +58,35 @@ def test_ctrl_c_at_any_moment_is_one_line(after: float, tmp_path: Path) -> None:
     assert proc.returncode == 130, err
 
 
+def held(args: list[str], out: Path, stop: str) -> tuple[subprocess.Popen[str], int]:
+    """``beff imb mpi1 ARGS`` at 2 ranks with the test hook BEFF_TEST_STOP=``stop``
+    (RANK:POINT): the job and the pid of that rank, once the hook has stopped it."""
+    from tests.mpirun import process_state, rank_pids
+
+    rank = int(stop.split(":")[0])
+    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", *args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=mpi_env({"BEFF_TEST_STOP": stop}), start_new_session=True)
+    deadline = time.monotonic() + 120
+    try:
+        while (pid := rank_pids(str(out)).get(rank)) is None or process_state(pid) != "T":
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+    except BaseException:
+        kill_group(proc)
+        raise
+    return proc, pid
+
+
 def test_ctrl_c_while_rank_0_is_before_mpi_init_and_the_others_in_it(tmp_path: Path) -> None:
     """The moment that hung a CI run: rank 0 still before MPI_Init (held there by a test
     hook's SIGSTOP), rank 1 inside it, waiting for rank 0; then Ctrl-C. A rank 0 that ended
     at once left rank 1 in MPI_Init and the launcher waiting for it; rank 0 goes on into
     MPI_Init instead, and the job ends there with one line and 130."""
-    from tests.mpirun import process_state, rank_pids
-
     out = tmp_path / "c.h5"
-    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog",
-           "0:4", "-time", "0.3", "-o", str(out), "PingPong"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=mpi_env({"BEFF_TEST_STOP": "0:mpi_init"}),
-                            start_new_session=True)
+    proc, pid = held(["-msglog", "0:4", "-time", "0.3", "-o", str(out), "PingPong"], out,
+                     "0:mpi_init")
     try:
-        deadline = time.monotonic() + 60
-        while (pid := rank_pids(str(out)).get(0)) is None or process_state(pid) != "T":
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.05)
         time.sleep(1.0)  # rank 1 is in MPI_Init meanwhile
         os.killpg(proc.pid, signal.SIGINT)
         time.sleep(0.2)
@@ -101,21 +112,12 @@ def test_ctrl_c_after_the_job_is_done_leaves_it_done(tmp_path: Path) -> None:
     SIGSTOP, rank 0 gone on into MPI_Finalize): the interpreter's tear-down had put
     SIGINT's default action back, so a rank died of it and MPICH's launcher called the
     finished job failed (exit 2). The job stays finished: 0, every result kept."""
-    from tests.mpirun import process_state, rank_pids
-
     if is_open_mpi_cached():
         pytest.skip("Open MPI's prterun ends the ranks itself on Ctrl-C")
     out = tmp_path / "c.h5"
-    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog",
-           "0:2", "-iter", "50", "-iter_policy", "off", "-o", str(out), "PingPong"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=mpi_env({"BEFF_TEST_STOP": "1:exit"}),
-                            start_new_session=True)
+    proc, pid = held(["-msglog", "0:2", "-iter", "50", "-iter_policy", "off", "-o", str(out),
+                      "PingPong"], out, "1:exit")
     try:
-        deadline = time.monotonic() + 120
-        while (pid := rank_pids(str(out)).get(1)) is None or process_state(pid) != "T":
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.05)
         time.sleep(0.5)  # rank 0 tears down meanwhile
         os.killpg(proc.pid, signal.SIGINT)
         time.sleep(0.2)
