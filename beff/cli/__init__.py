@@ -58,6 +58,10 @@ def _main(argv: list[str] | None) -> None:
 
             imb_main(args[1:])
             return
+        from beff.cli.launch import launch
+
+        if launch(args):
+            return
         from beff.cli.app import run_app
 
         result = run_app(args)

@@ -15,6 +15,7 @@ import typer
 
 from beff import __version__
 from beff.cli import options as O
+from beff.cli.launch import RESERVED
 from beff.core import terminal
 from beff.core.errors import UsageError
 from beff.core.options import SHARED_BY_KEY, Option
@@ -335,8 +336,6 @@ def _suite_commands() -> None:
                     "TOML, then flags.")(O.typer_command(s, _run_suite))
 
 
-RESERVED = ("list", "describe", "show", "compare", "import", "report", "plot", "info", "imb",
-            "prepare")
 _suite_commands()
 
 

@@ -7,7 +7,6 @@ import types
 
 from beff.core import capi, runtime, terminal
 from beff.core.metadata import collect_mpi, collect_python, collect_rank, placement
-from beff.render.tables import Table
 
 
 def run_info(MPI: types.ModuleType, _: object) -> None:
@@ -18,6 +17,7 @@ def run_info(MPI: types.ModuleType, _: object) -> None:
     if world.Get_rank() != 0:
         return
     assert ranks is not None and phases is not None
+    from beff.render.tables import Table  # rich: rank 0 alone renders
     from beff.results import startup
 
     for facts, row in zip(ranks, phases.tolist(), strict=True):

@@ -94,6 +94,64 @@ def check_together(suite: Suite, overrides: dict[str, Any]) -> None:
     suite.check_values(values, set(overrides))
 
 
+# ----------------------------------------------------------------------------- launch
+
+
+def launch_parser(prog: str, opts: Sequence[Option], names: str = "") -> argparse.ArgumentParser:
+    """The argparse parser that every rank of a typer command that starts MPI uses (typer
+    renders its ``--help`` alone): the same spellings as :func:`typer_command`'s, from the
+    same declarations, so that no rank but 0 loads typer and rich, and every rank reaches the
+    same verdict (one parser)."""
+    p = _Parser(prog=prog, allow_abbrev=False, add_help=False)
+    p.set_defaults(given=[])
+    for o in opts:
+        flags = o.long_flags()
+        if o.kind is bool:
+            p.add_argument(*flags, dest=o.key, nargs=0, action=_Given)
+        else:
+            p.add_argument(*flags, dest=o.key, action=_Given, metavar=o.metavar or "VALUE")
+    if names:
+        p.add_argument(names, nargs="*", action=_Given)
+    return p
+
+
+def parse_launch(prog: str, opts: Sequence[Option], argv: Sequence[str],
+                 names: str = "") -> dict[str, Any]:
+    """``argv`` of the command ``prog`` (``beff run``) as checked values by key, converted as
+    :func:`typer_command` converts typer's values; the errors read as typer's (click's)."""
+    parser = launch_parser(prog, opts, names)
+    by_key = {o.key: o for o in opts}
+    ns, rest = parser.parse_known_args(list(argv))
+    if rest:
+        token = rest[0]
+        if token.startswith("-") and not _number(token):
+            raise UsageError(f"No such option: {token} (see `{prog} --help`)")
+        raise UsageError(f"Got unexpected extra argument ({token}) (see `{prog} --help`)")
+    out: dict[str, Any] = {}
+    for key, flag, value in ns.given:
+        if key == names:
+            out[key] = [*out.get(key, []), *value]
+            continue
+        o = by_key[key]
+        if o.kind is bool:
+            out[key] = o.check(not flag.startswith("--no-"), flag)
+        elif o.repeat:
+            out[key] = o.check([*out.get(key, []), value], flag)
+        elif o.kind is str and o.text is None:
+            out[key] = o.check(value, flag)  # as typed (typer's str: no lower-casing)
+        else:
+            out[key] = o.parse(value, flag)
+    return out
+
+
+def parse_suite_command(suite: Suite, argv: Sequence[str]) -> dict[str, Any]:
+    """``beff NAME``'s flags (a suite with a command of its own: run, io, map, a plug-in's),
+    checked, with the suite's rules that tie values together."""
+    out = parse_launch(suite.command, typer_options(suite), argv)
+    check_together(suite, out)
+    return out
+
+
 # ----------------------------------------------------------------------------- IMB style
 
 

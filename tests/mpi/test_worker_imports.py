@@ -3,9 +3,9 @@ all eight suites at 2 and 4 ranks; ``beff info``, ``map``, ``run`` and ``io`` at
 of ranks other than 0, read after each run (tests/mpi/runs_script.py writes them: a union of
 the job's runs so far, so a module missing there is missing from each run).
 
-Rank 0 alone writes the result file and renders (h5py, rich). The typer commands (info, map,
-run, io) parse their command line with typer on every rank before MPI_Init, so that bad
-input is one line and exit 2 on every rank: typer, and the rich it imports, load there."""
+Rank 0 alone writes the result file and renders (h5py, rich). Every rank parses its command
+line before MPI_Init without typer: ``beff imb`` with IMB's parser, the typer commands (info,
+map, run, io) with the launch parser (beff.cli.launch); typer renders their help alone."""
 
 from __future__ import annotations
 
@@ -15,14 +15,13 @@ from tests.mpirun import Jobs, Ran
 
 pytestmark = pytest.mark.mpi
 
-NEVER = {"h5py", "scipy", "matplotlib"}  # on no rank but 0, whatever the command
-NOT_FOR_IMB = {"rich", "typer", "click"}  # nor these, for beff imb (argparse, no typer)
+NEVER = {"h5py", "scipy", "matplotlib", "rich", "typer", "click"}  # on no rank but 0
 # The most modules a measuring rank may hold, the standard library's included: measured
 # 372-406 for the eight IMB suites run one after the other in one process (rank 1 of one
 # `beff imb mpi1` held 466 before rank 0's writing and rendering moved out of its way), and
-# 489-530 for the four typer commands; a budget about 10 % above, so that a heavy import
-# shows.
-BUDGET = {"imb": 450, "typer": 580}
+# 331-400 for the four typer commands (489-530 while they parsed with typer on every rank);
+# a budget about 10 % above, so that a heavy import shows.
+BUDGET = 450
 QUICK = ["-msglog", "0:1", "-iter_policy", "off", "-iter", "5"]
 IMB = {  # the MT run first: the job's MPI starts at its thread level (multiple)
     "mt": ["imb", "mt", "PingPongMT", "-count", "1", "-repeat", "10", "-warmup", "1"],
@@ -38,15 +37,12 @@ TYPER = {
     "info": ["info"],
     "map": ["map", "--all-ranks", "--size", "16KiB", "--window", "2", "--rounds", "3",
             "--repetitions", "3", "--time", "5"],
-    "run": ["run", "--quick"],
-    "io": ["io", "--quick", "--dir", "."],  # I/O: last
+    "run": ["run", "--quick", "--memory-per-proc", "1MiB", "--time-per-loop", "0.01"],
+    "io": ["io", "--quick", "-T", "1", "--dir", "."],  # I/O: last
 }
 
 
-# The IMB suites at 2 and 4 ranks; the typer commands (b_eff's and b_eff_io's quick runs
-# take 20-40 s on a loaded 2-core machine) at 2: their module sets came out the same at 2 and
-# 4 ranks, name by name, when this test ran both.
-RANKS = {"imb": (2, 4), "typer": (2,)}
+RANKS = {"imb": (2, 4), "typer": (2, 4)}
 
 
 @pytest.fixture(scope="module")
@@ -74,9 +70,9 @@ def test_a_measuring_rank_loads_no_writer_and_no_renderer(jobs: Jobs, kind: str,
         r = jobs.ok(f"{name} np{nprocs}")
         for rank in range(1, nprocs):
             mods = modules(r, f"{name} np{nprocs}", rank)
-            heavy = top(mods) & (NEVER | (NOT_FOR_IMB if kind == "imb" else set()))
+            heavy = top(mods) & NEVER
             assert not heavy, (name, rank, sorted(heavy))
-            assert len(mods) <= BUDGET[kind], (name, rank, len(mods))
+            assert len(mods) <= BUDGET, (name, rank, len(mods))
     # the positive control: rank 0 wrote the file with h5py and printed with rich
     last = next(reversed(commands))
     zero = top(modules(jobs.ok(f"{last} np{nprocs}"), f"{last} np{nprocs}", 0))
