@@ -47,7 +47,6 @@ class Job(Protocol):
     """A suite's part of one run. Created and prepared on rank 0, then sent to every rank,
     so it holds plain data until :meth:`start`."""
 
-    everywhere: bool  # every rank needs the ranks table (node ids), not only rank 0
     streaming: bool  # results are final as they come (IMB); else rendered at the end
     derived: dict[str, Any]  # what it derived from the config (stored as such)
 
@@ -66,9 +65,11 @@ class Job(Protocol):
               ranks: list[dict[str, Any]] | None) -> dict[str, Any]:
         """Every rank, collective: its own start; returns root attributes to store.
 
-        An ``everywhere`` job may also have ``check_ranks(ranks)``, called on every rank
-        before the timed-loop backend is selected; it raises UsageError to refuse the
-        placement (one line, exit 2) before any loop is compiled."""
+        ``ranks`` is the ranks table on rank 0 (None on the others; every rank's own facts
+        are ``runtime.own``, every rank's node id ``runtime.node_ids``). A job may also have
+        ``check_ranks(ranks)``, called on rank 0 before the timed-loop backend is selected;
+        it raises UsageError to refuse the placement (one line, exit 2 on every rank) before
+        any loop is compiled."""
 
     def notes(self) -> list[str]:
         """Rank 0: warnings known before the first measurement."""
@@ -258,9 +259,8 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
     """
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
-    # an everywhere job may judge the ranks table before any loop is readied (check_ranks)
+    # a job may judge the ranks table before any loop is readied (check_ranks)
     ranks, overhead, backend_warning = runtime.begin(MPI, cfg.timeout, cfg.backend,
-                                                     job.everywhere,
                                                      getattr(job, "check_ranks", None))
     extra = job.start(MPI, cfg, ranks)
     me: LiveRun | None = None

@@ -72,7 +72,6 @@ def map_rows(cfg: RunConfig, m: Measurement, world_size: int) -> list[list[int]]
 class ImbJob:
     """One run of an IMB-style suite. IMB-IO's job (beff.io) adds its files around it."""
 
-    everywhere = False
     streaming = True
     network = True
 

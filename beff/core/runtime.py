@@ -142,14 +142,15 @@ def end_process(code: int) -> NoReturn:
 
 
 def begin(MPI: types.ModuleType, timeout: float | None, backend: str,
-          everywhere: bool, check: Callable[[list[dict[str, Any]]], None] | None = None,
+          check: Callable[[list[dict[str, Any]]], None] | None = None,
           ) -> tuple[list[dict[str, Any]] | None, dict[str, Any] | None, str | None]:
     """What every job does first after validation: the ``--timeout`` watchdog, each rank's
-    facts (on every rank with their node ids set, ``everywhere``, else on rank 0 only), the
-    job's ``check`` of them (every rank of an ``everywhere`` job decides alike: a UsageError
-    is one line and exit 2), and then the timed-loop backend (its measured overhead, on rank
-    0, and a warning if it fell back). The check comes before the backend: a cold loop cache
-    compiles there, and a placement error must not wait for a compile or follow its notice.
+    facts (gathered to rank 0, with their node ids set; every rank keeps its own in
+    :data:`own` and every rank's node id in :data:`node_ids`), the job's ``check`` of them
+    (on rank 0, its verdict sent to every rank: a UsageError is one line and exit 2 on every
+    rank), and then the timed-loop backend (its measured overhead, on rank 0, and a warning
+    if it fell back). The check comes before the backend: a cold loop cache compiles there,
+    and a placement error must not wait for a compile or follow its notice.
     """
     from beff.core import capi
     from beff.core.metadata import collect_rank, placement
@@ -159,20 +160,22 @@ def begin(MPI: types.ModuleType, timeout: float | None, backend: str,
     startup_step("collecting each rank's facts")
     _mpi.injected_stop("metadata")
     world = MPI.COMM_WORLD
-    facts = collect_rank(MPI)
+    global own
+    facts = own = collect_rank(MPI)
     _node_ids(MPI, int(facts["node_leader"]))
-    if not everywhere:
-        ranks = world.gather(facts, root=0)
-        if ranks is not None:
-            placement(ranks)  # rank 0: each rank's node id
-    else:
-        ranks = world.allgather(facts)
-        placement(ranks)  # sets each rank's node id
+    ranks = world.gather(facts, root=0)
+    verdict = ""
+    if ranks is not None:
+        placement(ranks)  # rank 0: each rank's node id
         if check is not None:
             try:
                 check(ranks)
             except UsageError as exc:
-                usage_exit(str(exc))
+                verdict = str(exc)
+    if check is not None:
+        verdict = world.bcast(verdict, root=0)
+        if verdict:
+            usage_exit(verdict)
     startup_step("selecting the timed-loop backend")
     overhead, backend_warning = capi.start(backend)
     startup_step("the first barrier")
@@ -185,8 +188,10 @@ def begin(MPI: types.ModuleType, timeout: float | None, backend: str,
 
 
 # Every rank's node id (the nodes numbered in the order of their lowest rank, as
-# beff.core.metadata.placement numbers them), on every rank: set by begin().
+# beff.core.metadata.placement numbers them), on every rank, and this rank's own facts
+# (beff.core.metadata.collect_rank): set by begin().
 node_ids: Any = None
+own: dict[str, Any] = {}
 
 
 def _node_ids(MPI: types.ModuleType, leader: int) -> None:

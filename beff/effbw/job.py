@@ -47,9 +47,6 @@ class BeffJob:
     repetition (the record grows; it is rendered at the end)."""
 
     network = ONE_NODE  # the one-node warning in b_eff's words
-    # rank 0 alone plans; every rank's node id (the cross-node shares) comes as one number a
-    # rank (runtime.node_ids), not as every rank's facts
-    everywhere = False
     streaming = False
 
     def __init__(self, suite: Suite) -> None:

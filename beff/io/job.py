@@ -26,7 +26,6 @@ class BeffIOJob:
     network = False
     # rank 0 alone plans (the total memory counts every node once: the node ids, which rank 0
     # has): no rank holds the others' facts
-    everywhere = False
     streaming = False
 
     def __init__(self, suite: Suite) -> None:

@@ -4,7 +4,6 @@ a growing record (stored about ten times during the run, rendered at the end).""
 
 from __future__ import annotations
 
-import bisect
 import time
 import types
 from collections.abc import Callable
@@ -38,7 +37,7 @@ def buffer_bytes(opts: dict[str, Any]) -> int:
 def check_placement(ranks: list[dict[str, Any]], mapped: list[int], opts: dict[str, Any],
                     per_node: int) -> None:
     """At least two mapped ranks, and buffers within half of each node's memory (UsageError
-    otherwise). Every rank decides alike: every rank holds the ranks table."""
+    otherwise). Rank 0 decides, from the ranks table; every rank hears its verdict."""
     if len(mapped) < 2:
         nodes = len({r["node"] for r in ranks})
         how = "every rank" if per_node == 0 else f"{per_node} rank(s) per node"
@@ -75,14 +74,14 @@ class MapJob:
     in a polled nonblocking barrier."""
 
     network = True
-    everywhere = True  # every rank's node and local rank: which ranks are mapped
     streaming = False
 
     def __init__(self, suite: Suite) -> None:
         self.derived: dict[str, Any] = {}
         self.opts: dict[str, Any] = {}
         self.started = time.monotonic()
-        self.mapped: list[int] = []
+        self.mapped: list[int] = []  # rank 0: the world ranks mapped
+        self.nmapped = 0
         self.shifts: list[int] = []
         self.hosts: list[str] = []
         self.node: list[int] = []
@@ -108,8 +107,8 @@ class MapJob:
         return ["map"]
 
     def check_ranks(self, ranks: list[dict[str, Any]]) -> None:
-        """Every rank, before any loop is readied: the placement can be mapped (UsageError
-        otherwise; every rank decides alike from the same table)."""
+        """Rank 0, before any loop is readied: the placement can be mapped (UsageError
+        otherwise, on every rank)."""
         per_node = 0 if self.opts["all_ranks"] else int(self.opts["per_node"])
         mapped = schedule.mapped_ranks([int(r["local_rank"]) for r in ranks], per_node,
                                        per_node == 0)
@@ -117,24 +116,29 @@ class MapJob:
 
     def start(self, MPI: types.ModuleType, cfg: RunConfig,
               ranks: list[dict[str, Any]] | None) -> dict[str, Any]:
-        assert ranks is not None
+        """Every rank decides from its own node-local rank whether it is mapped; the
+        mapped ranks' communicator (world order) gives its place among them, and one sum
+        their count: no rank but 0 holds anything of size P but the shifts."""
+        from beff.core import runtime
+
         world = MPI.COMM_WORLD
         self.started = time.monotonic()
         self.nprocs = world.Get_size()
         opts = self.opts
         per_node = 0 if opts["all_ranks"] else int(opts["per_node"])
-        self.mapped = schedule.mapped_ranks([int(r["local_rank"]) for r in ranks],
-                                            per_node, per_node == 0)
-        P = len(self.mapped)
-        self.shifts = schedule.choose_shifts(P, int(opts["shifts"]), int(self.derived["seed"]))
-        self.hosts = [str(ranks[w]["host"]) for w in self.mapped]
-        self.node = [int(ranks[w]["node"]) for w in self.mapped]
         me = world.Get_rank()
-        at = bisect.bisect_left(self.mapped, me)
-        self.index = at if at < P and self.mapped[at] == me else -1
-        self.comm = world.Split(0 if self.index >= 0 else MPI.UNDEFINED, me)
+        mine = schedule.mapped_ranks([int(runtime.own["local_rank"])], per_node, per_node == 0)
+        self.comm = world.Split(0 if mine else MPI.UNDEFINED, me)
+        self.index = self.comm.Get_rank() if mine else -1
+        P = self.nmapped = _mpi.allreduce_number(world, int(bool(mine)), MPI.SUM)
+        self.shifts = schedule.choose_shifts(P, int(opts["shifts"]), int(self.derived["seed"]))
         self.derived.update(nmapped=P, per_node=per_node, shifts=len(self.shifts))
-        if me == 0:
+        if ranks is not None:  # rank 0: who is mapped, where
+            self.mapped = schedule.mapped_ranks([int(r["local_rank"]) for r in ranks],
+                                                per_node, per_node == 0)
+            assert self.nmapped == P
+            self.hosts = [str(ranks[w]["host"]) for w in self.mapped]
+            self.node = [int(ranks[w]["node"]) for w in self.mapped]
             self._judged(ranks)
         if self.index >= 0:
             capi.compile_only(*LOOPS)
@@ -209,7 +213,7 @@ class MapJob:
     # ------------------------------------------------------------------ measuring
     def _latency(self, shift: int) -> float:
         """One latency sample of ``shift`` on this rank: the seconds of its round trips."""
-        dest, src = schedule.partners(self.index, len(self.mapped), shift)
+        dest, src = schedule.partners(self.index, self.nmapped, shift)
         opts = self.opts
         err = latency_loop(1, int(opts["rounds"]), int(self.lsbuf.ctypes.data),
                            int(self.lrbuf.ctypes.data), int(opts["latency_size"]), self.byte,
@@ -222,7 +226,7 @@ class MapJob:
     def _bandwidth(self, shift: int) -> tuple[float, float]:
         """One bandwidth sample of ``shift`` on this rank: the seconds until its sends
         completed and until its receives arrived."""
-        dest, src = schedule.partners(self.index, len(self.mapped), shift)
+        dest, src = schedule.partners(self.index, self.nmapped, shift)
         opts = self.opts
         err = bandwidth_loop(1, int(opts["window"]), int(self.sbuf.ctypes.data),
                              int(self.rbuf.ctypes.data), int(opts["size"]), self.byte, dest,
@@ -247,7 +251,7 @@ class MapJob:
         shifts, one sample of each shift per pass: a disturbance of a few seconds then
         spoils one sample of many pairs rather than every sample of a few. Rank 0 gathers
         the new samples and stores the record about STORES times."""
-        K, P, reps = len(self.shifts), len(self.mapped), self.reps
+        K, P, reps = len(self.shifts), self.nmapped, self.reps
         pass_s = K * self.sample_s
         if self.index < 0:
             self._wait_for_all(MPI, cfg, reps * pass_s + CALIBRATION_STEP_S)
@@ -288,9 +292,9 @@ class MapJob:
 
     def _record(self) -> MapRecord:
         opts = self.opts
-        shape = (len(self.shifts), len(self.mapped), self.reps)
+        shape = (len(self.shifts), self.nmapped, self.reps)
         return MapRecord(
-            nprocs=self.nprocs, nmapped=len(self.mapped), per_node=int(self.derived["per_node"]),
+            nprocs=self.nprocs, nmapped=self.nmapped, per_node=int(self.derived["per_node"]),
             seed=int(self.derived["seed"]), size=int(opts["size"]),
             window=int(opts["window"]), latency_size=int(opts["latency_size"]),
             rounds=int(opts["rounds"]), budget_s=float(opts["time"]),

@@ -1,10 +1,11 @@
 """``beff map``'s schedule, as pure functions: which ranks are mapped, which shifts are
 measured, each rank's partners in a shift, and how many samples the time budget allows.
 
-Every rank computes the same schedule from the same inputs (the ranks table and the seed),
-without communicating: choosing the mapped ranks is O(P) in the ranks table each rank holds
-anyway, choosing K shifts is O(K) (Floyd's algorithm), and a rank's partners in a shift are
-two additions. Nothing here is P x P.
+Every rank computes the same schedule from the same inputs (the seed and the mapped count),
+without communicating: each rank knows from its own node-local rank whether it is mapped
+(rank 0 applies the same rule to the ranks table, for the record), choosing K shifts is O(K)
+(Floyd's algorithm), and a rank's partners in a shift are two additions. Nothing here is
+P x P.
 
 Shifts (mpiGraph's scheme): the P mapped ranks form a ring; in shift k (1 <= k <= P-1) every
 rank sends to ``(r + k) % P`` and receives from ``(r - k) % P`` at the same time, so after

@@ -121,7 +121,6 @@ def in_threads(threads: int, work: Callable[[int], Any]) -> list[Any]:
 class MTJob:
     """One run of IMB-MT."""
 
-    everywhere = False
     streaming = True
     network = True
 

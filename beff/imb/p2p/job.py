@@ -53,7 +53,6 @@ SLOW_MARGIN = 4.0
 class P2PJob:
     """One run of IMB-P2P."""
 
-    everywhere = False
     streaming = True
     network = True
 

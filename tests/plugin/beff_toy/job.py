@@ -19,7 +19,6 @@ from beff.results.model import Result
 
 class ToyJob:
     network = True
-    everywhere = False
     streaming = True
     derived: dict[str, Any]
 
