@@ -129,7 +129,7 @@ def resumed(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
     path = str(cfg.resume)
     if not hasattr(job, "resume"):
         raise UsageError(f"--resume: {suite.name} runs cannot be resumed yet (the IMB-style "
-                         "suites and b_eff can); run it again with -o")
+                         "suites, b_eff and b_eff_io can); run it again with -o")
     if cfg.output is not None and Path(cfg.output).resolve() != Path(path).resolve():
         raise UsageError(f"--resume {path} writes to that file; -o {cfg.output} names another")
     if not Path(path).is_file():

@@ -235,7 +235,8 @@ def abort(message: str, code: int = 1) -> None:
 def injected_fault(benchmark: str, rank: int) -> None:
     """Test-only hook (:func:`beff.core.testhooks.fail`, ``RANK:BENCHMARK``): raises on that
     rank at that benchmark (IMB-IO also at ``BENCHMARK/file`` once the benchmark's files
-    exist, b_eff_io at ``b_eff_io/TYPE`` once the file of a pattern type is open)."""
+    exist, b_eff_io at ``b_eff_io/TYPE`` and ``b_eff_io/ACCESS/TYPE`` once the file of a pattern
+    type is open)."""
     target = testhooks.fail(rank, benchmark)
     if target:
         raise RuntimeError(f"injected failure ({testhooks.FAIL}={target})")

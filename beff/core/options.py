@@ -246,7 +246,7 @@ SHARED = (
            "even where the configuration, rank count or MPI library differ", flags=("--force",)),
     Option("resume", str, None, "continue FILE, the result file of an earlier run of the same "
            "command that ended early (a time limit, a failure, Ctrl-C): its results are kept, "
-           "the rest is measured and appended to it (IMB-style suites, b_eff)",
+           "the rest is measured and appended to it (IMB-style suites, b_eff, b_eff_io)",
            flags=("--resume",), optional=True, metavar="FILE.h5"),
     Option("timeout", float, None, "abort the whole job after this many seconds",
            flags=("--timeout",), lo=1.0, hi=30 * MAX_TIME_S, optional=True, metavar="SECS"),

@@ -137,6 +137,47 @@ def new_record(p: Plan, uname: list[str]) -> BeffIORecord:
 
 
 @dataclass
+class Kept:
+    """``--resume``: what the file's b_eff_io finished (sent to every rank). Its phases are
+    not measured again; the write phase's repetitions and sizes of a kept partition are
+    replayed by its later phases, as they would have been."""
+
+    done: np.ndarray  # [access, partition] 1: kept
+    reps: np.ndarray  # [partition, pattern] the write phase's repetitions
+    chunk: np.ndarray  # [partition, pattern]
+    call: np.ndarray  # [partition, pattern]
+    segment: np.ndarray  # [partition]
+
+
+def kept_of(rec: BeffIORecord) -> Kept:
+    return Kept(done=np.asarray(rec.done, dtype=np.int64).copy(),
+                reps=np.asarray(rec.repetitions[WRITE], dtype=np.int64).copy(),
+                chunk=np.asarray(rec.chunk, dtype=np.int64).copy(),
+                call=np.asarray(rec.call, dtype=np.int64).copy(),
+                segment=np.asarray(rec.segment, dtype=np.int64).copy())
+
+
+def kept_differs(rec: BeffIORecord, p: Plan) -> str:
+    """Why a resumed run would not measure what the kept phases measured ("" if it would):
+    with ``--force`` the configuration may differ, but not what the phases are."""
+    theirs = (rec.nprocs, rec.lmax, [int(n) for n in rec.partitions], rec.scheduled_time,
+              rec.rewrite_all, rec.shared, rec.unique)
+    ours = (p.nprocs, p.lmax, list(p.partitions), p.scheduled_time, p.rewrite_all, p.shared,
+            p.unique)
+    if theirs == ours:
+        return ""
+    return (f"--resume: the file's b_eff_io measured partitions {theirs[2]} with Lmax "
+            f"{rec.lmax:,} and T {rec.scheduled_time:g} s; this run would measure "
+            f"{ours[2]} with Lmax {p.lmax:,} and T {p.scheduled_time:g} s: its phases "
+            "cannot be continued")
+
+
+def pending(p: Plan, kept: Kept | None) -> list[tuple[int, int]]:
+    """The phases a run measures, in order: all of them, or those ``kept`` lacks."""
+    return [(a, i) for a, i in phases(p) if kept is None or not kept.done[a, i]]
+
+
+@dataclass
 class PhaseResult:
     """One rank's measurements of one access method at one partition size."""
 
@@ -164,16 +205,17 @@ def patterns_of(p: Plan, a: int) -> list[int]:
     return [k for k, q in enumerate(plan.PATTERNS) if q[0] in types_of(p, a)]
 
 
-def steps(p: Plan) -> int:
+def steps(p: Plan, kept: Kept | None = None) -> int:
     """Patterns to run in all, for the progress bar."""
-    return sum(len(patterns_of(p, a)) for a, _ in phases(p))
+    return sum(len(patterns_of(p, a)) for a, _ in pending(p, kept))
 
 
 class BeffIO:
     """The measurement on every rank; ``store(record)`` runs on rank 0 after each phase."""
 
     def __init__(self, MPI: types.ModuleType, p: Plan, record: BeffIORecord | None,
-                 advance: Callable[[str], None], store: Callable[[BeffIORecord], None]) -> None:
+                 advance: Callable[[str], None], store: Callable[[BeffIORecord], None],
+                 kept: Kept | None = None) -> None:
         self.MPI = MPI
         self.plan = p
         self.record = record
@@ -196,6 +238,11 @@ class BeffIO:
         self.datarep = np.frombuffer(b"native\0", dtype=np.uint8).copy()
         self.corrupt = int(testhooks.corrupt() and self.rank == 0)
         self.partial: PhaseResult | None = None
+        self.kept = kept
+        if kept is not None:  # the kept write phases' repetitions and sizes, replayed
+            for i in np.flatnonzero(kept.done[WRITE]):
+                self.reps[i], self.chunk[i] = kept.reps[i], kept.chunk[i]
+                self.call[i], self.segment[i] = kept.call[i], kept.segment[i]
 
     def phases(self) -> list[tuple[int, int]]:
         return phases(self.plan)
@@ -218,29 +265,44 @@ class BeffIO:
             _mpi.guard(None, "")
 
     def run_phases(self) -> None:
-        for a, i in self.phases():
-            n = self.plan.partitions[i]
-            _mpi.guard(self.stall_limit(), f"b_eff_io {ACCESSES[a]} at {n} processes")
-            member = self.rank < n
-            comm = self.world.Split(1 if member else 2, 0)
-            failure, result = "", None
-            self.partial = None
-            try:
-                if member:
-                    result = self.phase(a, i, n, comm)
-            except CollectiveFailure as exc:
-                failure, result = str(exc), self.partial
-            finally:
-                comm.Free()
-            failures = [f for f in self.world.allgather(failure) if f]
+        """Every phase, or (``--resume``) those the file lacks. A kept write phase's files
+        are gone (removed when its run ended): before the first later phase of that
+        partition they are written again, unmeasured, as its finished phases left them."""
+        laid: set[int] = set()
+        for a, i in pending(self.plan, self.kept):
+            if a != WRITE and self.kept is not None and self.kept.done[WRITE, i] \
+                    and i not in laid:
+                laid.add(i)
+                self.step(WRITE, i, lay=True)
+            self.step(a, i)
+
+    def step(self, a: int, i: int, lay: bool = False) -> None:
+        """One phase on every rank (``lay``: the files of a kept write phase written again,
+        nothing stored)."""
+        n = self.plan.partitions[i]
+        _mpi.guard(self.stall_limit(), f"b_eff_io {ACCESSES[a]} at {n} processes"
+                   + (" (--resume: the kept write phase's files, again)" if lay else ""))
+        member = self.rank < n
+        comm = self.world.Split(1 if member else 2, 0)
+        failure, result = "", None
+        self.partial = None
+        try:
+            if member:
+                result = self.phase(a, i, n, comm, lay)
+        except CollectiveFailure as exc:
+            failure, result = str(exc), self.partial
+        finally:
+            comm.Free()
+        failures = [f for f in self.world.allgather(failure) if f]
+        if not lay:
             results = self.world.gather(result, root=0)
             if self.record is not None and results is not None:
                 self.collect(a, i, [r for r in results if r is not None])
                 if failures:
                     self.record.failure = failures[0]
                 self.store(self.record)
-            if failures:
-                raise CollectiveFailure(failures[0])
+        if failures:
+            raise CollectiveFailure(failures[0])
 
     def collect(self, a: int, i: int, results: list[PhaseResult]) -> None:
         """Rank 0: one phase's results into the record (rank 0's clock for the figures)."""
@@ -261,9 +323,10 @@ class BeffIO:
         rec.done[a, i] = int(all(np.isfinite(first.out[p, 0]) for p in patterns_of(self.plan, a)))
         rec.hints_used.update(first.hints)
 
-    def phase(self, a: int, i: int, n: int, comm: Comm) -> PhaseResult:
+    def phase(self, a: int, i: int, n: int, comm: Comm, lay: bool = False) -> PhaseResult:
         """Access method ``a`` at partition ``i`` (n processes) on this member rank; what it
-        measured before a failure stays in ``self.partial``."""
+        measured before a failure stays in ``self.partial``. ``lay``: every type's file
+        written again with the kept repetitions (``--resume``)."""
         N = plan.NPATTERNS
         res = self.partial = PhaseResult(
             reps=np.full(N, -1, dtype=np.int64),
@@ -271,7 +334,7 @@ class BeffIO:
             t_open=np.full(len(TYPES), np.nan), t_close=np.full(len(TYPES), np.nan),
             chunk=self.chunk[i], call=self.call[i], segment=0, hints={})
         for t in self.types_of(a):
-            if a == WRITE and t == 3:
+            if a == WRITE and t == 3 and not lay:
                 derived, seg = plan.derived_repetitions(list(self.reps[i]), self.sizes)
                 self.reps[i] = derived
                 full = plan.with_fill(self.sizes, seg, derived)
@@ -283,10 +346,11 @@ class BeffIO:
                 run.collective(comm, functools.partial(run.check_space,
                                                        f"b_eff_io {TYPES[t]}", need),
                                "space check")
-            self.one_type(a, i, n, t, comm, res)
+            self.one_type(a, i, n, t, comm, res, lay)
         return res
 
-    def one_type(self, a: int, i: int, n: int, t: int, comm: Comm, res: PhaseResult) -> None:
+    def one_type(self, a: int, i: int, n: int, t: int, comm: Comm, res: PhaseResult,
+                 lay: bool = False) -> None:
         """Open the type's file, run its patterns, close it (also after a failure)."""
         MPI = self.MPI
         me = comm.Get_rank()
@@ -305,6 +369,8 @@ class BeffIO:
                                              capi.handle(run.info()), self.fh)
         run.agree_on(comm, err, f"b_eff_io {TYPES[t]}: MPI_File_open {path.name}")
         _mpi.injected_fault(f"b_eff_io/{TYPES[t]}", MPI.COMM_WORLD.Get_rank())
+        if not lay:
+            _mpi.injected_fault(f"b_eff_io/{ACCESSES[a]}/{TYPES[t]}", MPI.COMM_WORLD.Get_rank())
         res.t_open[t] = seconds
         fh = int(self.fh[0])
         if me == 0:
@@ -314,11 +380,12 @@ class BeffIO:
         closed = False
         try:
             for p in (p for p, q in enumerate(plan.PATTERNS) if q[0] == t):
-                self.pattern(a, i, n, t, p, comm, fh, disp, res.out, res.reps)
+                self.pattern(a, i, n, t, p, comm, fh, disp, res.out, res.reps, lay)
                 if t == 0 or (t == 1 and not self.plan.shared):
                     disp += n * int(res.reps[p]) * int(self.call[i, p])
-                self.advance(f"{ACCESSES[a]} n={n} {TYPES[t]} "
-                             f"l={int(self.chunk[i, p]):,}")
+                if not lay:
+                    self.advance(f"{ACCESSES[a]} n={n} {TYPES[t]} "
+                                 f"l={int(self.chunk[i, p]):,}")
             seconds, err = loops.beffio_close(capi.handle(comm), self.fh)
             closed = True
             run.agree_on(comm, err, f"b_eff_io {TYPES[t]}: MPI_File_close {path.name}")
@@ -328,8 +395,9 @@ class BeffIO:
                 loops.beffio_close(capi.handle(comm), self.fh)
 
     def pattern(self, a: int, i: int, n: int, t: int, p: int, comm: Comm, fh: int, disp: int,
-                out: np.ndarray, reps: np.ndarray) -> None:
-        """One pattern through the compiled loop, its results into ``out`` and ``reps``."""
+                out: np.ndarray, reps: np.ndarray, lay: bool = False) -> None:
+        """One pattern through the compiled loop, its results into ``out`` and ``reps``
+        (``lay``: written with the kept repetitions and the stamps its kept phases left)."""
         MPI = self.MPI
         _, _, _, U, part, _ = plan.PATTERNS[p]
         l_dbl = int(self.chunk[i, p]) // ETYPE
@@ -350,12 +418,16 @@ class BeffIO:
         pos, coll = {0: (loops.INDV, 1), 1: (loops.SHARED, 1) if self.plan.shared else
                      (loops.INDV, 1), 2: (loops.INDV, 0), 3: (loops.INDV, 0),
                      4: (loops.INDV, 1)}[t]
-        timed = int(a == WRITE and t <= 2)
+        timed = int(a == WRITE and t <= 2 and not lay)
         a_old = 1 if self.plan.rewrite_all or t == 0 else 0
+        stamp = a
+        if lay:  # as the kept phases left the file: rewritten where the rewrite was kept
+            assert self.kept is not None
+            stamp = REWRITE if self.kept.done[REWRITE, i] and a_old else WRITE
         row = out[p]
         try:
             err = loops.beffio_pattern(
-                a, loops.WRITE if a < READ else loops.READ, pos, coll, fh, capi.handle(comm),
+                stamp, loops.WRITE if a < READ else loops.READ, pos, coll, fh, capi.handle(comm),
                 self.wbuf, self.rbuf, L_dbl, l_dbl, p, 0 if timed else int(self.reps[i, p]),
                 self.plan.tu * U, timed, a_old, int(self.plan.check), self.corrupt, view,
                 vdisp, capi.handle(MPI.DOUBLE), capi.handle(vtype),

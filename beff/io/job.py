@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from beff.bench.job import ImbJob
+from beff.core import runtime
 from beff.core.config import RunConfig
 from beff.core.errors import CollectiveFailure
 from beff.core.metadata import uname_fields
@@ -17,7 +18,7 @@ from beff.core.suite import Suite
 from beff.io import beffio, loops
 from beff.io import run as io_run
 from beff.io.record import BeffIORecord
-from beff.results.model import Result
+from beff.results.model import Result, RunRecord
 
 
 class BeffIOJob:
@@ -33,6 +34,13 @@ class BeffIOJob:
         self.plan: beffio.Plan | None = None
         self.io_record: dict[str, Any] = {}
         self.started = time.monotonic()
+        self.kept_record: BeffIORecord | None = None  # rank 0, --resume: the file's record
+        self.kept: beffio.Kept | None = None  # every rank: the phases it finished
+
+    def resume(self, record: RunRecord) -> None:
+        """Rank 0, ``--resume``: the phases the file's record finished are kept."""
+        found = [r for r in record.results if isinstance(r, BeffIORecord)]
+        self.kept_record = found[0] if found else None
 
     def prepare(self, MPI: types.ModuleType, cfg: RunConfig) -> None:
         io_run.validate(cfg)
@@ -45,8 +53,15 @@ class BeffIOJob:
               ranks: list[dict[str, Any]] | None) -> dict[str, Any]:
         world = MPI.COMM_WORLD
         self.started = time.monotonic()
-        self.plan = world.bcast(beffio.make_plan(cfg, ranks) if ranks is not None else None,
-                                root=0)  # ranks: rank 0's alone
+        plan, kept, why = None, None, ""
+        if ranks is not None:  # rank 0's alone
+            plan = beffio.make_plan(cfg, ranks)
+            if self.kept_record is not None:
+                why = beffio.kept_differs(self.kept_record, plan)
+                kept = beffio.kept_of(self.kept_record)
+        self.plan, self.kept, why = world.bcast((plan, kept, why), root=0)
+        if why:  # every rank at once: one line, exit 2
+            runtime.usage_exit(why)
         self.io_record = io_run.start(MPI, cfg, loops.precompile_beffio)
         return {"io": self.io_record}
 
@@ -60,20 +75,23 @@ class BeffIOJob:
 
     def steps(self, nprocs: int) -> int:
         assert self.plan is not None
-        return beffio.steps(self.plan)
+        return beffio.steps(self.plan, self.kept)
 
     def measure(self, MPI: types.ModuleType, cfg: RunConfig,
                 emit: Callable[[Result], None], bar: Bar) -> str:
         assert self.plan is not None
-        record = beffio.new_record(self.plan, uname_fields()) \
-            if MPI.COMM_WORLD.Get_rank() == 0 else None
+        record = None
+        if MPI.COMM_WORLD.Get_rank() == 0:
+            record = self.kept_record or beffio.new_record(self.plan, uname_fields())
+            record.failure = ""
+        before = record.runtime_s if record is not None else 0.0
 
         def store(rec: BeffIORecord) -> None:
-            rec.runtime_s = time.monotonic() - self.started
+            rec.runtime_s = before + time.monotonic() - self.started
             emit(rec)
 
         try:
-            beffio.BeffIO(MPI, self.plan, record, bar, store).run()
+            beffio.BeffIO(MPI, self.plan, record, bar, store, self.kept).run()
         except CollectiveFailure as exc:
             return str(exc)
         return ""

@@ -109,7 +109,9 @@ def test_what_cannot_be_resumed_is_one_line_and_exit_2(tmp_path: Path) -> None:
         "rank count": (4, ARGS, "it was measured at 2 ranks, this run has 4"),
         "configuration": (2, [*ARGS[:3], "0:4", *ARGS[4:]], "its configuration differs"),
         "suite": (2, ["imb", "nbc", "-msglog", "0:3", "Ibcast"], "it holds 'mpi1' results"),
-        "b_eff_io": (2, ["io", "--quick", "--dir", str(tmp_path)], "beffio runs cannot be"),
+        "b_eff_io": (2, ["io", "--quick", "--dir", str(tmp_path)], "it holds 'mpi1' results"),
+        "map": (2, ["map", "--all-ranks", "--size", "16KiB", "--window", "2", "--rounds", "3"],
+                "map runs cannot be resumed"),
     }
     for what, (nprocs, args, said) in cases.items():
         refused = mpirun(nprocs, *args, "--resume", str(out))
@@ -173,3 +175,38 @@ def test_b_eff_resumed_keeps_its_finished_repetitions(tmp_path: Path) -> None:
     assert not np.array_equal(b.loop_time[1], k.loop_time[1])  # measured now
     assert [launch["status"] for launch in done.attrs["launches"]] == ["aborted", "complete"]
     assert "b_effSHORT =" in beff("show", str(out)).stdout
+
+
+@pytest.mark.parametrize("nprocs,fail_at", [(2, "1:b_eff_io/rewrite/scatter"),
+                                            (4, "3:b_eff_io/read/shared")])
+def test_b_eff_io_resumed_keeps_its_finished_phases(nprocs: int, fail_at: str,
+                                                    tmp_path: Path) -> None:
+    """A b_eff_io run that failed in its rewrite or read phase: the resume keeps the
+    finished phases and measures the rest. The kept write phases' files were removed when
+    the first run ended, so the resume writes them again, unmeasured, with the stamps the
+    kept phases left: the read phase compares every chunk's stamps and finds no error
+    (with the write phase's stamps where the rewrite was kept, it found 12,524 here)."""
+    out = tmp_path / "io.h5"
+    args = ["io", "--quick", "-T", "1", "--dir", str(tmp_path)]
+    first = mpirun(nprocs, *args, "-o", str(out), env={"BEFF_TEST_FAIL": fail_at})
+    assert first.returncode != 0
+    assert f"--resume {out}" in first.stderr, first.stderr
+    kept = load(out).result("beffio")
+    assert load(out).attrs["status"] == "aborted"
+    assert kept.done[0].all() and not kept.done.all()  # the writes finished, not the rest
+    second = mpirun(nprocs, *args, "--resume", str(out))
+    assert second.returncode == 0, second.stderr
+    after = load(out)
+    rec = after.result("beffio")
+    assert after.attrs["status"] == "complete" and rec.done.all()
+    assert rec.errors.sum() == 0 and rec.failure == ""
+    finished = kept.done.astype(bool)
+    for name in ("t_pattern", "repetitions"):  # the kept phases as measured then
+        a, b = getattr(kept, name), getattr(rec, name)
+        assert np.array_equal(a[finished], b[finished], equal_nan=True), name
+    assert np.isfinite(rec.t_pattern[~finished]).any()  # the rest measured now
+    assert [launch["status"] for launch in after.attrs["launches"]] == ["aborted", "complete"]
+    shown = beff("show", str(out), "--format", "lines")
+    assert shown.returncode == 0, shown.stderr
+    assert "beffio.b_eff_io_MBps" in shown.stdout and "run.status complete" in shown.stdout
+    assert not [p for p in tmp_path.iterdir() if p.name not in ("io.h5",)]  # files removed
