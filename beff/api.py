@@ -48,7 +48,7 @@ from beff import runner
 from beff.core import capi, config
 from beff.core import mpi as _mpi
 from beff.core import suite as suites
-from beff.core.errors import BeffError, UsageError
+from beff.core.errors import BeffError, StrictFailure, UsageError
 from beff.results import warnings as _warnings
 from beff.results.archive import load as _load
 from beff.results.model import FAILED, OUT_OF_MEM, TIME_OUT, Measurement, Result, RunRecord
@@ -139,9 +139,12 @@ def run(suite: str, comm: Any = None, **options: Any) -> RunResults:
     Collective over MPI.COMM_WORLD. Returns the run's :class:`RunResults` on every rank.
     Raises UsageError (bad options, an existing output file without ``force=True``) and
     BeffError (a run that failed) on every rank alike; it prints nothing unless
-    ``progress=True``."""
+    ``progress=True``. With ``strict=True``, a run whose figures cannot be trusted (as
+    ``--strict`` judges it) raises StrictFailure on every rank, its results in ``.results``."""
     try:
         return _run(suite, comm, options)
+    except StrictFailure:
+        raise
     except BeffError as exc:
         said = in_api_words(str(exc), options, suite)
         if said == str(exc):
@@ -199,9 +202,15 @@ def _run(suite: str, comm: Any, options: dict[str, Any]) -> RunResults:
     shared = world.bcast((mine.attrs, [p for p in map(problem_of, mine.measurements) if p])
                          if mine is not None else None, root=0)
     if mine is not None:
-        return RunResults(attrs=mine.attrs, results=mine.results, ranks=mine.ranks)
-    assert shared is not None
-    return RunResults(attrs=shared[0], results=outcome.results, known_problems=shared[1])
+        results = RunResults(attrs=mine.attrs, results=mine.results, ranks=mine.ranks)
+    else:
+        assert shared is not None
+        results = RunResults(attrs=shared[0], results=outcome.results,
+                             known_problems=shared[1])
+    judged = runner.strict_verdict(MPI, cfg, outcome, say=False)
+    if judged:  # strict=True: every rank alike, the results at hand
+        raise StrictFailure(judged.removeprefix("beff: strict: "), results)
+    return results
 
 
 def load(path: str | Path) -> RunResults:

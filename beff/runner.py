@@ -202,24 +202,32 @@ def run(suite_name: str, overrides: dict[str, Any]) -> None:
 
 def strict_code(MPI: types.ModuleType, cfg: RunConfig, outcome: Outcome) -> int:
     """``--strict`` at the end of a run that did not fail (every rank, collective): rank 0
-    judges the finished file (:func:`beff.results.strict.reasons`, as ``beff show --strict``
-    does), says why in one line, and every rank gets the same exit code (0, or STRICT)."""
+    says why in one line, and every rank gets the same exit code (0, or STRICT)."""
+    return STRICT if strict_verdict(MPI, cfg, outcome, say=True) else 0
+
+
+def strict_verdict(MPI: types.ModuleType, cfg: RunConfig, outcome: Outcome,
+                   say: bool) -> str:
+    """``--strict`` (``strict=True``) at the end of a run that did not fail (every rank,
+    collective): rank 0 judges the finished file (:func:`beff.results.strict.reasons`, as
+    ``beff show --strict`` does); every rank gets its one line ("" when it passes), which
+    rank 0 has written to stderr first where ``say``."""
     if not cfg.strict or outcome.failure:
-        return 0
+        return ""
     world = MPI.COMM_WORLD
-    code = 0
+    said = ""
     if world.Get_rank() == 0:
         from beff.results import strict
         from beff.results.archive import load
 
         found = strict.reasons(load(outcome.path))
-        if found:
+        said = strict.line(found) if found else ""
+        if said and say:
             sys.stdout.flush()
-            sys.stderr.write(strict.line(found) + "\n")
+            sys.stderr.write(said + "\n")
             sys.stderr.flush()
-            code = STRICT
     # rank 0 has said why before any rank exits (launchers end a job on a non-zero exit)
-    return int(world.bcast(code, root=0))
+    return str(world.bcast(said, root=0))
 
 
 def _config_dict(cfg: RunConfig) -> dict[str, Any]:

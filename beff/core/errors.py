@@ -28,6 +28,18 @@ INTERRUPTED = 130  # the shell's code for SIGINT
 STRICT = 4
 
 
+class StrictFailure(BeffError):
+    """``strict=True`` in the Python API (``--strict``): the run finished and its file is
+    complete, but its figures cannot be trusted; the message says why, and ``results`` holds
+    what :func:`beff.run` would have returned."""
+
+    exit_code = STRICT
+
+    def __init__(self, message: str, results: object = None) -> None:
+        super().__init__(message)
+        self.results = results
+
+
 def exit_code(exc: BaseException) -> int:
     """2 for bad input, 130 for Ctrl-C, 1 for anything else (a failed run)."""
     if isinstance(exc, KeyboardInterrupt):

@@ -18,7 +18,7 @@ from typing import Any
 
 import beff
 from beff.core import backstop
-from beff.core.errors import BeffError, UsageError
+from beff.core.errors import BeffError, StrictFailure, UsageError
 
 QUICK: dict[str, Any] = {"benchmarks": ["PingPong"], "msglog_max": 3, "msgspersample": 20,
                          "batches": 2}
@@ -47,6 +47,9 @@ def main(directory: str) -> None:
             call()
         except UsageError as exc:
             return {"type": "UsageError", "message": str(exc)}
+        except StrictFailure as exc:
+            return {"type": "StrictFailure", "message": str(exc),
+                    "problems": [str(p) for p in exc.results.problems()]}
         except BeffError as exc:
             return {"type": "BeffError", "message": str(exc)}
         return {"type": None, "message": ""}
@@ -74,6 +77,11 @@ def main(directory: str) -> None:
         timed_out=len(record.timed_out), warnings=record.warnings,
         stored_warnings=stored.warnings, stored_problems=[str(p) for p in stored.problems()],
         **armed())
+
+    # The same with strict=True: StrictFailure on every rank, the results at hand
+    say("strict", **raised(lambda: beff.run("mpi1", time=1e-6, output=out, force=True,
+                                            timeout=600, strict=True, **QUICK)),
+        stored=beff.load(out).attrs.get("status"))
 
     MPI.COMM_WORLD.Barrier()
     say("ok")

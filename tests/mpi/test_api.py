@@ -106,6 +106,17 @@ def test_a_time_out_comes_back_as_status_problem_and_warning(program: Any) -> No
         assert got["backstops"] == [] and got["timers"] == []  # timeout=600 is lifted
 
 
+def test_strict_raises_strict_failure_on_every_rank_with_the_results(program: Any) -> None:
+    """strict=True, the Python API's --strict: the time-out row voids the run's figures."""
+    steps, _, _ = program
+    for rank in (0, 1):
+        got = steps[rank, "strict"]
+        assert got["type"] == "StrictFailure", got
+        assert "time-out" in got["message"] and not got["message"].startswith("beff:"), got
+        assert len(got["problems"]) == 1 and "time-out" in got["problems"][0]
+        assert got["stored"] == "complete"  # the file was written first
+
+
 def test_an_uncaught_usage_error_ends_the_program_as_python_does(tmp_path: Path) -> None:
     """Not through beff's abort hook (MPI_Abort): the caller's program, its way out."""
     r = launch(tmp_path, "uncaught")
