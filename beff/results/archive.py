@@ -254,10 +254,15 @@ class ResultFile:
                 with h5py.File(self.path, "r", locking=False) as f:
                     self._check_owner(f)
                 self._checked = found
-            with parts.written(self.path, self.run_id, key) as f:
-                write(f)
-            done = parts.directory(self.path, self.run_id) / parts.part_name(key)
-            self._parts[key] = done.stat().st_size
+            # under the finishing lock: an abort on a signal (another rank failed) waits for
+            # this part and merges it, instead of finishing the file while it is written
+            with self._finishing:
+                if self.finished:  # the abort finished the file first: too late for it
+                    return
+                with parts.written(self.path, self.run_id, key) as f:
+                    write(f)
+                done = parts.directory(self.path, self.run_id) / parts.part_name(key)
+                self._parts[key] = done.stat().st_size
         except (OSError, RuntimeError) as exc:  # h5py raises both
             raise self._failure(exc) from exc
 

@@ -521,3 +521,30 @@ def test_a_file_taken_over_or_removed_mid_write_is_one_clear_line(tmp_path: Path
     assert "No such file" not in message and "Errno" not in message, message
     assert ("now belongs to another run" if end == "takeover" else
             "was removed while this run wrote it") in message, message
+
+
+def test_an_abort_while_a_result_is_written_waits_for_it_and_keeps_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another rank fails while rank 0 writes its last result: the abort (on rank 0's signal
+    thread) finishes the file once that result's part is written, with it merged in. (It
+    used to finish the file at once, and the part written after the merge was lost.)"""
+    out = _started(tmp_path / "a.h5")
+    first, second, _ = measurements()
+    out.add(first)
+    writing, real = threading.Event(), archive.write_measurement
+
+    def slow(results: Any, m: Any, order: int) -> None:
+        writing.set()
+        time.sleep(0.5)
+        real(results, m, order)
+
+    monkeypatch.setattr(archive, "write_measurement", slow)
+    main = threading.Thread(target=out.add, args=(second,))
+    main.start()
+    assert writing.wait(10)
+    out._aborted()  # the clean-up that the signal thread runs (guard registers it)
+    main.join(10)
+    record = load(out.path)
+    assert record.attrs["status"] == "aborted"
+    assert [m.benchmark for m in record.measurements] == [first.benchmark, second.benchmark]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.h5"]  # no part left aside
