@@ -88,6 +88,18 @@ def test_a_bad_toml_value_is_one_line_on_every_rank(tmp_path: Path, site: Path) 
         f"beff: error: iter (from {cfg}) expects an integer, got 'many'"]
 
 
+def test_a_usage_error_inside_a_running_job_ends_every_rank(tmp_path: Path, site: Path) -> None:
+    """A plug-in's UsageError on one rank after validation, while the other ranks measure:
+    not a hang and not that rank's exit alone, but the whole job ended (MPI_Abort) with its
+    line and code 2 (runtime.run_job)."""
+    out = tmp_path / "t.h5"
+    r = mpirun(2, "imb", "toy", "-iter", "5", "-samples", "3", "-o", str(out),
+               env={**install.env(site), "BEFF_TOY_REFUSE": "1"}, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert "beff: error on rank 1: toy: rank 1 refuses inside the job" in r.stderr
+    assert "Traceback" not in r.stderr and "rank 1 aborts the job" in r.stderr
+
+
 def test_the_toy_is_unknown_without_the_plugin_and_beff_never_names_it(site: Path) -> None:
     r = beff("imb", "toy", env={"PYTHONPATH": str(ROOT)})
     assert r.returncode == 2 and "unknown IMB suite 'toy'" in r.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import types
 from collections.abc import Callable
 from typing import Any
@@ -49,6 +50,9 @@ class ToyJob:
         world = MPI.COMM_WORLD
         iters = int(cfg.options["iter"])
         mine = np.zeros(self.samples)
+        refusing = os.environ.get("BEFF_TOY_REFUSE")  # a plug-in's own error, inside the job
+        if refusing is not None and int(refusing) == world.Get_rank():
+            raise UsageError(f"toy: rank {refusing} refuses inside the job")
         for s in range(self.samples):
             seconds, err = capi.barrier_loop(iters, capi.handle(world))
             capi.check(err, "toy Barrier")
