@@ -6,15 +6,16 @@ No MPI: for each (command, role, P) a fresh process builds what one rank holds, 
 own code where it is pure, and prints its peak RSS over the RSS after the imports (MiB),
 tracemalloc's peak (it also counts calloc'ed pages never touched; rank 0 only up to
 --trace-max, tracing slows the ranks table down) and the seconds taken.  "rank 1" measures;
-"rank 0" also holds the ranks table and what is stored.  Modelled (beff at 055010a):
-every rank: its facts (collect_rank) and runtime.node_ids (np.unique of P node leaders).
+"rank 0" also holds the ranks table and what is stored.  Modelled:
+every rank: its facts (collect_rank) and runtime.node_ids (runtime.node_ids_of).
 rank 0: the ranks table (64 ranks a node on 256 GiB, hosts node00042, cpus 0-63) pickled
 rank by rank into one buffer and loaded as mpi4py's gather does, placement(), 4 start-up
 floats a rank, placement() again (the attrs), the gathered compiled-loop counts.
-run: build_patterns; the 30 random permutations (rank 0 draws, every rank keeps the Bcast
-copy: Beff._share_permutations) and the worst-cyclic one; the rank list for Group.Incl, one
-at a time (bind_patterns); the steps; one communicator's Alltoallv vectors (Loops._prepare);
-State; rank 0 also 3 records' stacked permutations (make_record, P <= 65536).
+run: build_patterns; bind_patterns, one pattern at a time: a random permutation (rank 0
+draws, every rank gets the Bcast copy) or the worst-cyclic one, Group.Incl of the int32
+array, the steps, and a rank other than 0 forgets the permutation;
+one communicator's Alltoallv vectors (Loops._prepare); State; rank 0 also 3 records'
+stacked permutations (make_record, P <= 65536).
 imb mpi1: PingPong, and Allreduce at -npmin 2's counts 2, 4, .., P; default sizes, 10
 batches: a rank's per-size arrays; rank 0 per count the pickled gather of every rank's
 samples, the Measurement (measured.from_batches) and annotate(), all kept (the results).
@@ -48,7 +49,7 @@ from beff.core import suite as suites
 from beff.core.config import build_config
 from beff.core.errors import UsageError
 from beff.core.metadata import placement
-from beff.core.runtime import STARTUP_COLUMNS
+from beff.core.runtime import STARTUP_COLUMNS, node_ids_of
 from beff.netmap import schedule
 from beff.netmap.job import MapJob
 from beff.netmap.record import derive
@@ -86,7 +87,7 @@ def gather(P: int, item: Callable[[int], Any], same: bool = False) -> list[Any]:
 def every_rank(P: int, rank: int) -> list[Any]:
     """runtime._node_ids and the rank's own facts."""
     leaders = np.arange(P, dtype=np.int64) // PER_NODE * PER_NODE
-    return [np.unique(leaders, return_inverse=True)[1].astype(np.int64), facts(rank)]
+    return [node_ids_of(leaders), facts(rank)]
 
 
 def rank0(P: int) -> list[Any]:
@@ -102,21 +103,22 @@ def rank0(P: int) -> list[Any]:
 def run_state(P: int, root: bool, _: int) -> Built:
     keep = every_rank(P, 0 if root else 1) + (rank0(P) if root else [])
     pats = build_patterns(P, N_RANDOM, seed=SEED)
-    for p in pats:  # Beff._share_permutations: rank 0 draws, Bcast, every rank adopts
-        if isinstance(p.comm, GroupComm) and p.kind == "random":
+    me, steps = 0 if root else 1, []
+    for p in pats:  # bind_patterns, one pattern at a time
+        if isinstance(p.comm, GroupComm) and p.kind == "random":  # rank 0 draws, Bcast
             perm = np.empty(P, dtype=np.int32)
             perm[:] = p.comm.perm if root else np.arange(P, dtype=np.int32)
             p.comm.adopt(perm)
-    me, steps = 0 if root else 1, []
-    for p in pats:  # bind_patterns: the ranks for Group.Incl (the worst-cyclic one computed)
-        if p.perm is not None:
-            incl = [int(x) for x in p.perm]
+        if p.perm is not None:  # Group.Incl of it (the worst-cyclic one computed)
+            incl = np.asarray(p.perm, dtype=np.int32)  # what mpi4py converts it to
             del incl
         steps.append(p.steps(me if me < p.comm.size else None))
+        if not root and isinstance(p.comm, GroupComm):  # a rank other than 0 forgets it
+            p.comm.release()
     vectors = [np.zeros(P, np.int32) for _ in range(4)]  # Loops._prepare, one comm at a time
     state = np.full((3, 30, len(pats), 3), 1e30)  # State.bw_local [rep, len, pat, meth]
-    perms = [p.perm for p in pats if p.kind == "random"]
-    records = [np.stack(perms) for _ in range(3)] if root and P <= 1 << 16 else []
+    records = [np.stack([p.perm for p in pats if p.kind == "random"]) for _ in range(3)] \
+        if root and P <= 1 << 16 else []
     return keep + [pats, steps, vectors, state, records], 0, ""
 
 

@@ -136,15 +136,26 @@ class Bound:
 
 
 def bind_patterns(MPI: types.ModuleType, patterns: PatternSet) -> list[Bound]:
-    """Create every pattern's communicator (shared where the topology is the same)."""
+    """Create every pattern's communicator (shared where the topology is the same), one at
+    a time: rank 0 draws each random permutation and broadcasts it (as the original), and a
+    rank other than 0 forgets it once its communicator exists (its steps are in the
+    communicator's ranks; rank 0 stores the permutations). So no rank but 0 holds more than
+    one permutation of P int32 at a time."""
     world = MPI.COMM_WORLD
+    rank0 = world.Get_rank() == 0
     cache: dict[Any, Any] = {}
     bound = []
     null = MPI.PROC_NULL
     for p in patterns:
+        if isinstance(p.comm, GroupComm) and p.kind == "random":
+            perm = np.empty(p.comm.nprocs, dtype=np.int32)
+            if rank0:
+                perm[:] = p.comm.perm
+            world.Bcast(perm, root=0)
+            p.comm.adopt(perm)
         if p.perm is not None:
             group = world.Get_group()
-            sub = group.Incl([int(x) for x in p.perm])
+            sub = group.Incl(p.perm)  # the int32 array: no list of P Python ints
             comm = world.Create(sub)
             sub.Free()
             group.Free()
@@ -161,6 +172,8 @@ def bind_patterns(MPI: types.ModuleType, patterns: PatternSet) -> list[Bound]:
         steps = [(null if s.dest is None else s.dest, null if s.source is None else s.source,
                   s.tag) for s in p.steps(rank)]
         bound.append(Bound(p, comm, rank, p.participation(rank), steps, len(steps)))
+        if not rank0 and isinstance(p.comm, GroupComm):
+            p.comm.release()
     return bound
 
 
@@ -341,7 +354,6 @@ class Beff:
         self.rank = self.world.Get_rank()
         self.patterns = build_patterns(plan.nprocs, plan.n_random, seed=plan.seed,
                                        dims_create=MPI.Compute_dims)
-        self._share_permutations()
         self.bound = bind_patterns(MPI, self.patterns)
         self.loops = Loops(MPI, plan.lmax, plan.hugepages)
         self.progress = progress
@@ -360,19 +372,6 @@ class Beff:
             best=np.full((R, NP), -1, dtype=np.int64),
         )
         self.first = first  # the first repetition to measure (--resume: the ones before are)
-
-    def _share_permutations(self) -> None:
-        """Rank 0 draws the random permutations and broadcasts them (as the original)."""
-        for p in self.patterns:
-            comm = p.comm
-            if not isinstance(comm, GroupComm) or p.kind != "random":
-                continue
-            perm = np.empty(self.plan.nprocs, dtype=np.int32)
-            if self.rank == 0:
-                assert p.perm is not None
-                perm[:] = p.perm
-            self.world.Bcast(perm, root=0)
-            comm.adopt(perm)
 
     def measure(self, r: int, li: int, looplng: list[int], methods_of: Callable[[int], list[int]],
                 record: bool = True) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -82,7 +82,7 @@ class MapJob:
         self.started = time.monotonic()
         self.mapped: list[int] = []  # rank 0: the world ranks mapped
         self.nmapped = 0
-        self.shifts: list[int] = []
+        self.shifts: Sequence[int] = []
         self.hosts: list[str] = []
         self.node: list[int] = []
         self.index = -1  # this rank's place among the mapped ranks (-1: not mapped)

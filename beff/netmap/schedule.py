@@ -48,15 +48,16 @@ class Stream:
                 return x % n
 
 
-def choose_shifts(nmapped: int, count: int, seed: int) -> list[int]:
+def choose_shifts(nmapped: int, count: int, seed: int) -> Sequence[int]:
     """The shifts to measure among 1 .. P-1, ascending: all of them when ``count`` is 0 or at
-    least P-1, else ``count`` distinct ones drawn from ``seed`` by Floyd's algorithm (O(count)
-    time and memory, whatever P)."""
+    least P-1 (a range: no list of P Python ints on every mapped rank), else ``count``
+    distinct ones drawn from ``seed`` by Floyd's algorithm (O(count) time and memory,
+    whatever P)."""
     n = nmapped - 1
     if n <= 0:
-        return []
+        return range(0)
     if count <= 0 or count >= n:
-        return list(range(1, nmapped))
+        return range(1, nmapped)
     rng = Stream(seed)
     chosen: set[int] = set()
     for j in range(n - count, n):

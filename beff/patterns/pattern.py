@@ -101,6 +101,11 @@ class GroupComm:
         perm.setflags(write=False)
         self._perm = perm
 
+    def release(self) -> None:
+        """Forget the permutation (P int32): a rank that has created the communicator needs
+        it no more (read again, it is computed again, the same)."""
+        self._perm = None
+
     def __repr__(self) -> str:
         what = "worst" if self._random_index is None else f"random {self._random_index}"
         return f"GroupComm(nprocs={self.nprocs}, {what}, seed={self._seed})"

@@ -30,11 +30,12 @@ def test_below_is_uniform_and_in_range() -> None:
 
 
 def test_all_shifts_in_order_when_k_is_zero_or_large() -> None:
-    assert choose_shifts(5, 0, 1) == [1, 2, 3, 4]
-    assert choose_shifts(5, 4, 1) == [1, 2, 3, 4]
-    assert choose_shifts(5, 99, 1) == [1, 2, 3, 4]
-    assert choose_shifts(2, 0, 1) == [1]
-    assert choose_shifts(1, 0, 1) == []
+    assert list(choose_shifts(5, 0, 1)) == [1, 2, 3, 4]
+    assert list(choose_shifts(5, 4, 1)) == [1, 2, 3, 4]
+    assert list(choose_shifts(5, 99, 1)) == [1, 2, 3, 4]
+    assert list(choose_shifts(2, 0, 1)) == [1]
+    assert list(choose_shifts(1, 0, 1)) == []
+    assert isinstance(choose_shifts(10**6, 0, 1), range)  # all shifts: no list of P ints
 
 
 def test_k_shifts_are_distinct_sorted_in_range_and_fixed_by_the_seed() -> None:

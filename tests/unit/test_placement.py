@@ -36,3 +36,20 @@ def test_a_large_table_keeps_every_rank_on_its_node() -> None:
     where = placement(ranks)
     assert where["nodes"] == 1000 and where["ranks_per_node"] == [per_node] * 1000
     assert ranks[-1]["node"] == 999 and where["oversubscribed"] is False
+
+
+def test_node_ids_from_leaders_number_nodes_by_their_lowest_rank() -> None:
+    """runtime.node_ids_of: each rank's node id from each rank's node leader, as np.unique's
+    inverse numbers them, on random placements (nodes of any size, ranks interleaved)."""
+    import numpy as np
+
+    from beff.core.runtime import node_ids_of
+
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        P = int(rng.integers(1, 300))
+        node = rng.integers(0, int(rng.integers(1, P + 1)), P)
+        first = {int(n): int(np.flatnonzero(node == n)[0]) for n in np.unique(node)}
+        leaders = np.array([first[int(n)] for n in node], dtype=np.int64)
+        expected = np.unique(leaders, return_inverse=True)[1]
+        assert node_ids_of(leaders.copy()).tolist() == expected.tolist()
