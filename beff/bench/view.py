@@ -405,8 +405,11 @@ STATISTICS = {
 
 def measurement_rows(m: Measurement) -> list[dict[str, Any]]:
     """Flat rows (one per size, and per group with -multi 1): the standard figures, then any
-    further column the benchmark declared (JSON only; CSV keeps its fixed fields)."""
+    further column the benchmark declared (JSON only; CSV keeps its fixed fields). A figure
+    the benchmark does not have, as IMB prints it (Barrier's bytes and bandwidth, PingPong's
+    message rate), is null (CSV: empty), not a number."""
     grouped = m.multi is not None and m.multi > 0
+    has = set(m.columns)
     rows = []
     standard = {"bytes", "repetitions", "t", "t_min", "t_max", "t_avg", "mbytes_per_sec",
                 "msg_per_sec", "defects"}
@@ -420,12 +423,15 @@ def measurement_rows(m: Measurement) -> list[dict[str, Any]]:
                 continue
             rows.append({
                 "suite": m.suite, "benchmark": m.benchmark, "mode": m.mode, "nprocs": m.nprocs,
-                "ngroups": m.ngroups, "group": "all" if g is None else g, "bytes": int(size),
+                "ngroups": m.ngroups, "group": "all" if g is None else g,
+                "bytes": int(size) if "bytes" in has else None,
                 "repetitions": int(m.repetitions[i]),
                 "t_min_us": _clean(float(s.t_min[i])), "t_max_us": _clean(float(s.t_max[i])),
                 "t_avg_us": _clean(float(s.t_avg[i])),
-                "mbytes_per_sec": _clean(float(s.mbytes_per_sec[i])),
-                "msg_per_sec": _clean(float(s.msg_per_sec[i])), "status": m.status[i],
+                "mbytes_per_sec": _clean(float(s.mbytes_per_sec[i]))
+                if "mbytes_per_sec" in has else None,
+                "msg_per_sec": _clean(float(s.msg_per_sec[i])) if "msg_per_sec" in has else None,
+                "status": m.status[i],
                 "defects": int(m.defects[i]) if m.defects is not None else None,
                 **{c.key: _clean(float(extra[c.id][i]))
                    for cid in more if (c := columns.lookup(cid)) and cid in extra},
