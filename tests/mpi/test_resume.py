@@ -177,8 +177,9 @@ def test_b_eff_resumed_keeps_its_finished_repetitions(tmp_path: Path) -> None:
     assert "b_effSHORT =" in beff("show", str(out)).stdout
 
 
-@pytest.mark.parametrize("nprocs,fail_at", [(2, "1:b_eff_io/rewrite/scatter"),
-                                            (4, "3:b_eff_io/read/shared")])
+@pytest.mark.parametrize("nprocs,fail_at", [
+    pytest.param(2, "1:b_eff_io/rewrite/scatter", marks=pytest.mark.openmpi),
+    (4, "3:b_eff_io/read/shared")])
 def test_b_eff_io_resumed_keeps_its_finished_phases(nprocs: int, fail_at: str,
                                                     tmp_path: Path) -> None:
     """A b_eff_io run that failed in its rewrite or read phase: the resume keeps the
