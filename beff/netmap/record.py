@@ -99,56 +99,83 @@ class MapRecord:
         return f"{host}:{int(self.world_rank[rank])}"
 
 
+# Samples per block of shifts that :func:`pairs` turns into medians at once: its temporaries
+# (bandwidths, a gathered copy) stay a few times 32 MiB, whatever the record's size.
+BLOCK_SAMPLES = 1 << 22
+
+
 @dataclass(frozen=True)
 class Pairs:
     """Every measured pair, flattened in shift order: ``sender[i] -> receiver[i]`` in shift
-    ``shift[i]``, with its samples (``[pairs, R]``), all in the sender's convention."""
+    ``shift[i]``, with the median of its samples (NaN: none), all in the sender's
+    convention."""
 
     shift: np.ndarray
     sender: np.ndarray
     receiver: np.ndarray
-    send_bw: np.ndarray  # B/s per sample
+    send_bw: np.ndarray  # B/s, the pair's median
     recv_bw: np.ndarray
-    latency: np.ndarray  # s per sample: half a round trip
+    latency: np.ndarray  # s, the median of its samples' half round trips
     across: np.ndarray  # bool: the two ranks are on different nodes
-
-    @staticmethod
-    def median(samples: np.ndarray) -> np.ndarray:
-        """Per pair: the median of its samples (NaN: none)."""
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: not measured
-            out: np.ndarray = np.nanmedian(samples, axis=1)
-        return out
+    recv_min: np.ndarray  # B/s, the pair's slowest and fastest receive bandwidth sample
+    recv_max: np.ndarray
+    latency_min: np.ndarray  # s
+    latency_max: np.ndarray
+    samples: np.ndarray  # the pair's receive bandwidth samples
 
     @property
     def measured(self) -> np.ndarray:
         """bool per pair: it has a sample."""
-        out: np.ndarray = np.isfinite(self.recv_bw).any(axis=1)
+        out: np.ndarray = np.isfinite(self.recv_bw)
         return out
 
 
+def _median(samples: np.ndarray) -> np.ndarray:
+    """Per pair (a row): the median of its samples (NaN: none)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: not measured
+        out: np.ndarray = np.nanmedian(samples, axis=-1)
+    return out
+
+
 def pairs(rec: MapRecord) -> Pairs:
-    """The record's samples as pairs (bandwidth = window x size / time; latency = half the
-    sample's median round trip)."""
+    """The record's pairs and their medians (bandwidth = window x size / time; latency =
+    half the sample's median round trip), computed a block of shifts at a time
+    (:data:`BLOCK_SAMPLES`): rank 0 holds the record, and its derived figures add what is
+    per pair (1 / R of it), not copies of every sample."""
     P, K = rec.nmapped, len(rec.shifts)
     shifts = np.asarray(rec.shifts, dtype=np.int64)
     ranks = np.arange(P, dtype=np.int64)
-    sender = np.broadcast_to(ranks, (K, P))
-    receiver = (ranks[None, :] + shifts[:, None]) % P
-    # recv_time[s, r] is measured by the receiver r of the pair (r - k) -> r
-    recv = np.take_along_axis(rec.recv_time, receiver[:, :, None], axis=1) if K else \
-        rec.recv_time
-    volume = float(rec.window * rec.size)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        send_bw = np.where(rec.send_time > 0, volume / rec.send_time, np.nan)
-        recv_bw = np.where(recv > 0, volume / recv, np.nan)
-        latency = np.where(rec.latency_time > 0, rec.latency_time / 2, np.nan)
-    node = np.asarray(rec.node, dtype=np.int64)
     R = rec.send_time.shape[2] if rec.send_time.ndim == 3 else 0
-    flat_s, flat_r = sender.reshape(-1), receiver.reshape(-1)
-    return Pairs(np.repeat(shifts, P), flat_s, flat_r, send_bw.reshape(K * P, R),
-                 recv_bw.reshape(K * P, R), latency.reshape(K * P, R),
-                 node[flat_s] != node[flat_r])
+    volume = float(rec.window * rec.size)
+    send_bw, recv_bw, latency, recv_min, recv_max, lat_min, lat_max = (
+        np.full((K, P), np.nan) for _ in range(7))
+    count = np.zeros((K, P), dtype=np.int64)
+    step = max(1, BLOCK_SAMPLES // max(1, P * R))
+    for lo in range(0, K, step):
+        hi = min(K, lo + step)
+        receiver = (ranks[None, :] + shifts[lo:hi, None]) % P
+        # recv_time[s, r] is measured by the receiver r of the pair (r - k) -> r
+        recv = np.take_along_axis(rec.recv_time[lo:hi], receiver[:, :, None], axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: not measured
+            send = rec.send_time[lo:hi]
+            send_bw[lo:hi] = _median(np.where(send > 0, volume / send, np.nan))
+            bw = np.where(recv > 0, volume / recv, np.nan)
+            recv_bw[lo:hi] = _median(bw)
+            recv_min[lo:hi], recv_max[lo:hi] = np.nanmin(bw, axis=-1), np.nanmax(bw, axis=-1)
+            count[lo:hi] = np.isfinite(bw).sum(axis=-1)
+            lat = rec.latency_time[lo:hi]
+            half = np.where(lat > 0, lat / 2, np.nan)
+            latency[lo:hi] = _median(half)
+            lat_min[lo:hi], lat_max[lo:hi] = np.nanmin(half, axis=-1), np.nanmax(half, axis=-1)
+    node = np.asarray(rec.node, dtype=np.int64)
+    flat_s = np.tile(ranks, K)
+    flat_r = ((ranks[None, :] + shifts[:, None]) % P).reshape(-1)
+    return Pairs(np.repeat(shifts, P), flat_s, flat_r, send_bw.reshape(-1),
+                 recv_bw.reshape(-1), latency.reshape(-1), node[flat_s] != node[flat_r],
+                 recv_min.reshape(-1), recv_max.reshape(-1), lat_min.reshape(-1),
+                 lat_max.reshape(-1), count.reshape(-1))
 
 
 def analyze(rec: MapRecord, p: Pairs | None = None) -> list[Finding]:
@@ -157,8 +184,7 @@ def analyze(rec: MapRecord, p: Pairs | None = None) -> list[Finding]:
     samples, the figure the matrices show."""
     p = pairs(rec) if p is None else p
     rule = Rule(rec.threshold, rec.min_ratio)
-    bw = p.median(p.recv_bw)
-    lat = p.median(p.latency)
+    bw, lat = p.recv_bw, p.latency
     found: list[Finding] = []
     for scope, mask in ((ACROSS, p.across), (WITHIN, ~p.across)):
         if not mask.any():
@@ -176,7 +202,7 @@ def derive(rec: MapRecord) -> None:
     """Fill the record's derived fields from its samples."""
     p = pairs(rec)
     P = rec.nmapped
-    send_med, recv_med, lat_med = (p.median(x) for x in (p.send_bw, p.recv_bw, p.latency))
+    send_med, recv_med, lat_med = p.send_bw, p.recv_bw, p.latency
     rec.send_sum = np.zeros(P)
     rec.recv_sum = np.zeros(P)
     np.add.at(rec.send_sum, p.sender, np.nan_to_num(recv_med))

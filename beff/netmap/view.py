@@ -130,7 +130,7 @@ def _figures(p: Pairs) -> list[tuple[str, str, str, int, np.ndarray, float]]:
                 ("recv_MBps", "receive bandwidth, MB/s", p.recv_bw, 1 / MB),
                 ("send_MBps", "send bandwidth, MB/s", p.send_bw, 1 / MB),
                 ("latency_us", "latency (half round trip), us", p.latency, US)):
-            out.append((scope, key, name, int(m.sum()), p.median(samples[m]), scale))
+            out.append((scope, key, name, int(m.sum()), samples[m], scale))
     return out
 
 
@@ -160,9 +160,8 @@ def render(rec: MapRecord, console: Console, attrs: dict[str, Any] | None = None
 
 
 def _worst_pairs(rec: MapRecord, p: Pairs, console: Console) -> None:
-    recv, send, lat = p.median(p.recv_bw), p.median(p.send_bw), p.median(p.latency)
-    lo = _quiet(np.nanmin, p.recv_bw, axis=1) if p.recv_bw.size else recv
-    hi = _quiet(np.nanmax, p.recv_bw, axis=1) if p.recv_bw.size else recv
+    recv, send, lat = p.recv_bw, p.send_bw, p.latency
+    lo, hi = p.recv_min, p.recv_max
     for title, key in (("worst pairs by receive bandwidth", recv),
                        ("worst pairs by latency", -lat)):
         order = [i for i in np.argsort(key, kind="stable") if math.isfinite(key[i])][:WORST]
@@ -184,8 +183,8 @@ def node_rows(rec: MapRecord, p: Pairs) -> list[dict[str, Any]]:
     """Per mapped rank: its sums, its best pair as sender and as receiver (bandwidth, B/s),
     its median latency (s) over its pairs."""
     P = rec.nmapped
-    best = p.median(p.recv_bw)  # the matrix's cells, as the outliers are judged
-    lat = p.median(p.latency)
+    best = p.recv_bw  # the matrix's cells, as the outliers are judged
+    lat = p.latency
     row_best, col_best = np.full(P, np.nan), np.full(P, np.nan)
     ok = np.isfinite(best)
     np.fmax.at(row_best, p.sender[ok], best[ok])
@@ -273,7 +272,7 @@ def summary(rec: MapRecord, attrs: dict[str, Any] | None = None) -> dict[str, An
         figures.setdefault(scope, {"pairs": count})[key] = {
             stat: _num(_quiet(fn, values) * scale)
             for stat, fn in (("median", np.nanmedian), ("min", np.nanmin), ("max", np.nanmax))}
-    recv = p.median(p.recv_bw)
+    recv = p.recv_bw
     worst = [i for i in np.argsort(recv, kind="stable") if math.isfinite(recv[i])][:WORST]
     out: dict[str, Any] = {
         "nprocs": rec.nprocs, "nmapped": rec.nmapped, "per_node": rec.per_node,
@@ -448,10 +447,9 @@ class MapView:
 
     def csv_rows(self, result: MapRecord) -> list[dict[str, Any]]:
         p = pairs(result)
-        send, recv, lat = p.median(p.send_bw), p.median(p.recv_bw), p.median(p.latency)
-        lo_bw, hi_bw = (_quiet(f, p.recv_bw, axis=1) for f in (np.nanmin, np.nanmax))
-        lo_lat, hi_lat = (_quiet(f, p.latency, axis=1) for f in (np.nanmin, np.nanmax))
-        samples = np.isfinite(p.recv_bw).sum(axis=1)
+        send, recv, lat = p.send_bw, p.recv_bw, p.latency
+        lo_bw, hi_bw, lo_lat, hi_lat = p.recv_min, p.recv_max, p.latency_min, p.latency_max
+        samples = p.samples
         rows = []
         for i in np.flatnonzero(p.measured):
             s, r = int(p.sender[i]), int(p.receiver[i])
@@ -478,8 +476,8 @@ class MapView:
     def figures(self, result: MapRecord) -> list[tuple[str, float, bool]]:
         p = pairs(result)
         scope = p.across if p.across.any() else ~p.across
-        recv = p.median(p.recv_bw[scope])
-        lat = p.median(p.latency[scope])
+        recv = p.recv_bw[scope]
+        lat = p.latency[scope]
         return [("recv_MBps_median", float(_quiet(np.nanmedian, recv)) / MB, True),
                 ("recv_MBps_min", float(_quiet(np.nanmin, recv)) / MB, True),
                 ("latency_us_median", float(_quiet(np.nanmedian, lat)) * US, False),

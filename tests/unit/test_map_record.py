@@ -10,8 +10,10 @@ from pathlib import Path
 
 import h5py
 import numpy as np
+import pytest
 from rich.console import Console
 
+from beff.netmap import record as record_module
 from beff.netmap.record import LAYOUT, MapRecord, derive, pairs
 from beff.netmap.view import VIEW, named, node_rows
 from beff.results.archive import read_record, write_record
@@ -49,14 +51,14 @@ def synthetic(shifts: list[int] | None = None) -> MapRecord:
 def test_pairs_follow_the_sender_convention() -> None:
     p = pairs(synthetic())
     assert len(p.sender) == 3 * P and p.across.all()
-    recv = p.median(p.recv_bw)
+    recv = p.recv_bw
     for i in range(len(p.sender)):
         s, d = int(p.sender[i]), int(p.receiver[i])
         assert d == (s + int(p.shift[i])) % P
         expected = 5e7 if s == SLOW_SENDER else 1e9 * (1 + s / 100)
         assert np.isclose(recv[i], expected)  # measured at d, filed under s -> d
-        assert np.isclose(p.median(p.send_bw)[i], 1e9 * (1 + d / 100))
-        assert np.isclose(p.median(p.latency)[i], 10e-6 * (1 + d / 100))
+        assert np.isclose(p.send_bw[i], 1e9 * (1 + d / 100))
+        assert np.isclose(p.latency[i], 10e-6 * (1 + d / 100))
 
 
 def test_derive_fills_matrices_sums_and_outliers() -> None:
@@ -223,3 +225,19 @@ def test_nodes_of_their_own_judge_links() -> None:
     console = Console(file=io.StringIO(), width=200)
     VIEW.table(rec, record, console)
     assert "note:" not in console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_pairs_in_blocks_of_shifts_equal_pairs_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pairs() turns the samples into per-pair figures a block of shifts at a time (rank 0
+    never copies every sample): one shift a block gives what one block of all gives."""
+    rec = synthetic()
+    rec.recv_time[1, 2, 0] = np.nan  # a missing sample, and a pair with none
+    rec.recv_time[0, 3, :] = np.nan
+    whole = pairs(rec)
+    monkeypatch.setattr(record_module, "BLOCK_SAMPLES", 1)
+    for name in ("shift", "sender", "receiver", "send_bw", "recv_bw", "latency", "across",
+                 "recv_min", "recv_max", "latency_min", "latency_max", "samples"):
+        assert np.array_equal(getattr(whole, name), getattr(pairs(rec), name),
+                              equal_nan=name not in ("across", "samples")), name
+    assert whole.samples.min() == 0 and whole.samples.max() == R  # the control
+    assert (~whole.measured).sum() == 1
