@@ -244,9 +244,6 @@ class BeffIO:
                 self.reps[i], self.chunk[i] = kept.reps[i], kept.chunk[i]
                 self.call[i], self.segment[i] = kept.call[i], kept.segment[i]
 
-    def phases(self) -> list[tuple[int, int]]:
-        return phases(self.plan)
-
     def types_of(self, a: int) -> list[int]:
         return types_of(self.plan, a)
 
