@@ -132,7 +132,9 @@ def imb_state(P: int, root: bool, _: int) -> Built:
         mine = (np.full((S, B, 1), 1e-6), np.full((S, B), 100, np.int64), 0, 1,
                 np.zeros(S, np.int64), {})  # what Driver._measure gathers
         keep += [counts, mine]
-        stored = 2 * mine[0].nbytes + 8 * S + 16  # samples, batch_iters, times, 2 ids a rank
+        # samples, times, 2 ids a rank (batch_iters: one rank's, broadcast, as from_batches
+        # keeps it where every rank ran the same iterations)
+        stored = mine[0].nbytes + 8 * S + 16
         sent = len(pickle.dumps(mine, protocol=5))
         if root and (stored + sent) * sum(counts) > LIMIT:
             computed += stored * sum(counts) + sent * counts[-1]

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from beff.bench import measured
 from beff.bench.registry import resolve
+from beff.results.archive import ResultFile, load
 from beff.results.model import OK, TIME_OUT, MeasurementError
+from tests.data.current_writer import ATTRS, RANKS
 
 PINGPONG = resolve("mpi1", ["PingPong"], [], [])[0]
 
@@ -71,3 +74,24 @@ def test_an_unmeasured_benchmark_and_an_imported_table_fit_too() -> None:
                           world_ranks=[0, 1], columns=("bytes", "repetitions", "t"),
                           printed={"t": np.array([[0.5], [0.6]])})
     assert i.samples.shape == (2, 2, 0) and np.isnan(i.times).all()
+
+
+def test_iterations_every_rank_shares_are_held_once_and_stored_for_every_rank(
+        tmp_path: Path) -> None:
+    """Where every rank ran the same iterations (a group's ranks do), batch_iters is one
+    rank's row broadcast over the ranks: the same values, no copy per rank; the file still
+    holds every rank's. Ranks that differ keep their own rows."""
+    m = built()
+    assert m.batch_iters.shape == (3, 2, 4) and m.batch_iters.strides[1] == 0
+    assert (m.batch_iters[:2] == 25).all() and (m.batch_iters[2] == 0).all()
+    differ = np.full((3, 2, 4), 25)
+    differ[0, 1, 0] = 24
+    own = measured.from_batches(PINGPONG, sizes=[0, 8, 1024], repetitions=np.full(3, 100),
+                                status=[OK] * 3, samples=np.full((3, 2, 4), 1e-4),
+                                batch_iters=differ, nprocs=2, backend="jit")
+    assert own.batch_iters.strides[1] != 0 and own.batch_iters[0, 1, 0] == 24
+    out = ResultFile(tmp_path / "r.h5")
+    out.create(ATTRS, RANKS, exclusive=True)
+    out.add(m)
+    stored = load(out.path).measurements[0].batch_iters
+    assert stored.strides[1] != 0 and np.array_equal(stored, m.batch_iters)
