@@ -125,6 +125,16 @@ def _config(base: Path, host: str, ctld_port: int, slurmd_port: int) -> str:
     ])
 
 
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """End a daemon: SIGTERM, then SIGKILL after 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 @contextlib.contextmanager
 def cluster(base: Path) -> Iterator[Slurm]:
     """Start the cluster in ``base``, wait until its node is idle, yield it, stop it."""
@@ -154,11 +164,6 @@ def cluster(base: Path) -> Iterator[Slurm]:
         with contextlib.suppress(OSError, subprocess.TimeoutExpired):
             slurm.run("scancel", "--user=root", timeout=10)
         for daemon in reversed(slurm.daemons):
-            daemon.terminate()
-            try:
-                daemon.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                daemon.kill()
-                daemon.wait()
+            stop(daemon)
         if slurm.munged:
             subprocess.run(["pkill", "-u", "munge", "-x", "munged"], check=False)

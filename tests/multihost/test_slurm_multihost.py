@@ -142,15 +142,6 @@ def _start_munged(where: Path, log: IO[bytes]) -> subprocess.Popen[bytes]:
     return proc
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 @contextlib.contextmanager
 def two_node_slurm(hosts: Cluster) -> Iterator[TwoNodeSlurm]:
     """slurmctld and slurmd on hostA, slurmd on hostB; yields once both nodes are idle, and
@@ -186,9 +177,9 @@ def two_node_slurm(hosts: Cluster) -> Iterator[TwoNodeSlurm]:
         with contextlib.suppress(OSError, subprocess.TimeoutExpired):
             slurm.client("scancel", "--user=root", timeout=10)
         for proc in reversed(slurm.daemons):
-            _stop(proc)
+            slurmcluster.stop(proc)
         if munged is not None:
-            _stop(munged)
+            slurmcluster.stop(munged)
         shutil.rmtree(slurm.munge_dir, ignore_errors=True)
 
 
