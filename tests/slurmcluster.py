@@ -19,7 +19,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -125,6 +125,15 @@ def _config(base: Path, host: str, ctld_port: int, slurmd_port: int) -> str:
     ])
 
 
+def shut_down(client: Callable[..., object], daemons: list[subprocess.Popen[bytes]]) -> None:
+    """Cancel every job (``client`` runs a Slurm command), then stop the daemons, the last
+    started first."""
+    with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+        client("scancel", "--user=root", timeout=10)
+    for daemon in reversed(daemons):
+        stop(daemon)
+
+
 def stop(proc: subprocess.Popen[bytes]) -> None:
     """End a daemon: SIGTERM, then SIGKILL after 10 s."""
     proc.terminate()
@@ -161,9 +170,6 @@ def cluster(base: Path) -> Iterator[Slurm]:
             time.sleep(0.2)
         yield slurm
     finally:
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            slurm.run("scancel", "--user=root", timeout=10)
-        for daemon in reversed(slurm.daemons):
-            stop(daemon)
+        shut_down(slurm.run, slurm.daemons)
         if slurm.munged:
             subprocess.run(["pkill", "-u", "munge", "-x", "munged"], check=False)

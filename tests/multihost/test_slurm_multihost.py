@@ -174,10 +174,7 @@ def two_node_slurm(hosts: Cluster) -> Iterator[TwoNodeSlurm]:
             time.sleep(0.5)
         yield slurm
     finally:
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            slurm.client("scancel", "--user=root", timeout=10)
-        for proc in reversed(slurm.daemons):
-            slurmcluster.stop(proc)
+        slurmcluster.shut_down(slurm.client, slurm.daemons)
         if munged is not None:
             slurmcluster.stop(munged)
         shutil.rmtree(slurm.munge_dir, ignore_errors=True)
