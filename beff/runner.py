@@ -15,12 +15,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+import time
 import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from beff.core import runtime
+from beff.core import disturbance, runtime
 from beff.core import suite as suites
 from beff.core.config import (
     RunConfig,
@@ -271,6 +272,7 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
     ranks, overhead, backend_warning = runtime.begin(MPI, cfg.timeout, cfg.backend,
                                                      getattr(job, "check_ranks", None))
     extra = job.start(MPI, cfg, ranks)
+    leaders = disturbance.start(MPI)  # each node's record of other processes' CPU time
     me: LiveRun | None = None
     trouble = ""
     if rank == 0:
@@ -301,9 +303,14 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
             job.finish([], world.Get_size())  # its clean-up (I/O: the run's files)
             raise BeffError(trouble)
     results: list[Result] = []
+    windows: list[tuple[str, float, float]] = []  # each result's key, start and end
+    last = [time.time()]
 
     def emit(result: Result) -> None:
         results.append(result)
+        now = time.time()
+        windows.append((result.key, last[0], now))
+        last[0] = now
         if me is not None:
             me.emit(result)
 
@@ -313,6 +320,7 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
         if me is not None:
             me.bar = bar
         failure = job.measure(MPI, cfg, emit, bar)
+    record = disturbance.finish(MPI, leaders, windows)
     compiled = world.gather(loops_compiled(), root=0)  # the loops each rank compiled itself
     if me is not None:
         me.bar = Bar()  # the bar is gone: what is printed after must not draw it again
@@ -324,8 +332,10 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
     injected_stop("end")
     notes = job.finish(results, world.Get_size())
     if me is not None:
-        me.warn(notes)
-        me.end("failed" if failure else "complete", loops_compiled=compiled)
+        said = disturbance.warning(record)
+        me.warn(notes + ([said] if said else []))
+        me.end("failed" if failure else "complete", loops_compiled=compiled,
+               disturbance=record or {})
         if failure and render:
             me.stderr.print(f"beff: error: {failure}; the results measured before stay in "
                             f"{me.out.path}", markup=False, highlight=False, soft_wrap=True)

@@ -50,14 +50,12 @@ def wait_for_load(max_load: float, max_wait: float) -> float:
 
 
 def busy_cpu_seconds() -> float | None:
-    """CPU seconds all processes of this (Linux) machine have used so far, or None."""
-    try:
-        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
-    except OSError:
-        return None
-    # user nice system idle iowait irq softirq steal ...: all but idle and iowait
-    busy = sum(int(v) for i, v in enumerate(fields[:8]) if i not in (3, 4))
-    return busy / os.sysconf("SC_CLK_TCK")
+    """CPU seconds all processes of this (Linux) machine have used so far, or None: the
+    reader of beff's own disturbance record (beff.core.disturbance), so that a script's
+    figure for either tool and a beff file's record count the same CPU time."""
+    from beff.core.disturbance import busy_seconds
+
+    return busy_seconds()
 
 
 def children_cpu_seconds() -> float:

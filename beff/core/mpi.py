@@ -21,7 +21,7 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
-from beff.core import backstop, early, shm, testhooks
+from beff.core import backstop, disturbance, early, shm, testhooks
 from beff.core.errors import INTERRUPTED, BeffError, exit_code
 
 _MPI: types.ModuleType | None = None
@@ -210,6 +210,35 @@ def wait_if_aborting(code: int = 1) -> None:
         _wait_for_abort(code)
 
 
+# Before MPI_Abort: how long the launcher may take to read what this rank wrote on stderr,
+# then a moment for it to pass the last of it on (see _let_launcher_read).
+READ_BY_LAUNCHER_S = 3.0
+LINE_FORWARD_S = 0.3
+
+
+def _let_launcher_read() -> None:
+    """Wait until the launcher has read this rank's stderr (a pipe: its unread bytes, from
+    FIONREAD, reach 0; at most READ_BY_LAUNCHER_S), then LINE_FORWARD_S. MPI_Abort makes the
+    launcher tear the job down, and a busy one (MPICH's, under load) then ended before it had
+    read the last lines: the watchdog's stacks were cut after their first line."""
+    import fcntl
+    import stat
+    import termios
+
+    try:
+        if stat.S_ISFIFO(os.fstat(2).st_mode):
+            unread = bytearray(4)
+            until = time.monotonic() + READ_BY_LAUNCHER_S
+            while time.monotonic() < until:
+                fcntl.ioctl(2, termios.FIONREAD, unread)
+                if not int.from_bytes(unread, sys.byteorder):
+                    break
+                time.sleep(0.02)
+    except OSError:
+        pass
+    time.sleep(LINE_FORWARD_S)
+
+
 def abort(message: str, code: int = 1) -> None:
     """Print ``message`` for this rank and abort the whole job. Once: a later call from the
     same thread returns, one from another thread waits for the first (:func:`_claim_abort`)."""
@@ -228,6 +257,8 @@ def abort(message: str, code: int = 1) -> None:
     elif _again:
         time.sleep(ROOT_GRACE_S)
     _run_cleanup(_again)
+    if rank == 0:
+        _let_launcher_read()
     MPI.COMM_WORLD.Abort(code)
     os._exit(code)
 
@@ -316,7 +347,6 @@ def _read_failure_note() -> tuple[int, int] | None:
 
 # A rank other than 0 that gets SIGINT or SIGTERM leaves ending the job to rank 0 (Ctrl-C
 # reaches every rank, directly or forwarded by the launcher) and waits this long for it.
-LINE_FORWARD_S = 0.3  # rank 0's last line to the launcher before MPI_Abort
 INTERRUPT_GRACE_S = 10.0
 # This process's start-up, in wall-clock seconds (time.time): around MPI_Init.
 startup_marks: dict[str, float] = {}
@@ -375,10 +405,7 @@ def _end_on_signal(signum: int, rank: int) -> None:
     sys.stderr.flush()
     _run_cleanup()
     _run_cleanup(_again)
-    # The line is in the launcher's pipe; MPI_Abort makes it tear the job down, and a
-    # busy launcher (MPICH's, seen at load 5) then ended before it had passed the line
-    # on: give it a moment first.
-    time.sleep(LINE_FORWARD_S)
+    _let_launcher_read()
     # The launcher's own lines are its business; MPI_Abort's "Abort(130) on node 0"
     # would only repeat this rank's line.
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -499,6 +526,7 @@ def guard(seconds: float | None, what: str) -> None:
         if backstop.deadline("stall") is not None:
             backstop.disarm("stall")
         return
+    disturbance.tick()  # between two sizes: the node's record, if a sample is due
     deadline = time.monotonic() + seconds
     with _wake:
         _guarding, _deadline = (seconds, what), deadline

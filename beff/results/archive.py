@@ -57,7 +57,7 @@ FORMAT_NAME = "beff-results"
 JSON_ATTRS = ("command_line", "config", "config_sources", "versions", "mpi", "host", "env",
               "batch", "placement", "overhead", "warnings", "yield_settings", "workaround_settings",
               "benchmark_comments", "io", "derived", "imported", "loops_compiled",
-              "launches")
+              "launches", "disturbance")
 RANK_COLUMNS = {  # per world rank: units and description
     "rank": ("1", "MPI_COMM_WORLD rank"),
     "host": ("", "host name (gethostname)"),
