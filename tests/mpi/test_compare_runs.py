@@ -4,6 +4,9 @@ other ranks names that difference before any figure."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -35,3 +38,53 @@ def test_compare_a_run_with_itself_and_with_a_run_at_three_ranks(tmp_path: Path)
     title = next(i for i, line in enumerate(lines) if line.startswith("t_avg per iteration"))
     assert "warning: nprocs differs: 2 vs 3" in lines[:title]
     assert lines[0].startswith("The runs differ in settings")
+
+
+MT = ("imb", "mt", "PingPongMT", "AllReduceMT", "-count", "1,256,16384", "-repeat", "2000",
+      "-warmup", "20", "--no-progress")
+
+
+def test_an_mt_run_beside_two_cpu_burners_is_found_slower(tmp_path: Path) -> None:
+    """IMB-MT measures in batches (10 by default): its rows have intervals, and compare
+    tests them. Two burners beside the 2 ranks on the 2-core machine slow them down, and
+    compare calls the second run slower, never faster."""
+    quiet, burned = tmp_path / "quiet.h5", tmp_path / "burned.h5"
+    env = {"OMP_NUM_THREADS": "1"}
+    run = mpirun(2, *MT, "-o", str(quiet), timeout=300, env=env)
+    assert run.returncode == 0, run.stderr
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        time.sleep(0.5)
+        run = mpirun(2, *MT, "-o", str(burned), timeout=300, env=env)
+    finally:
+        for b in burners:
+            b.kill()
+            b.wait()
+    assert run.returncode == 0, run.stderr
+    got = beff("compare", str(quiet), str(burned), "--format", "json")
+    assert got.returncode == 0, got.stderr
+    doc = json.loads(got.stdout)
+    verdicts = [r["verdict"] for r in doc["rows"]]
+    assert doc["tested"] == len(doc["rows"]) == 6, doc["rows"]
+    assert all(r["a_batches"] == 10 == r["b_batches"] for r in doc["rows"])
+    assert "slower" in verdicts and "faster" not in verdicts, verdicts
+
+
+def test_a_p2p_run_compared_with_itself_is_no_different_anywhere(tmp_path: Path) -> None:
+    a = tmp_path / "p2p.h5"
+    run = mpirun(2, "imb", "p2p", "PingPong", "-msglen", str(_lengths(tmp_path)), "-iter",
+                 "200", "--no-progress", "-o", str(a), timeout=300)
+    assert run.returncode == 0, run.stderr
+    got = beff("compare", str(a), str(a), "--format", "json")
+    assert got.returncode == 0, got.stderr
+    doc = json.loads(got.stdout)
+    assert doc["differences"] == [] and doc["tested"] == len(doc["rows"]) == 3
+    assert {r["verdict"] for r in doc["rows"]} == {"no significant difference"}
+    assert all(r["a_batches"] == 10 and r["ratio_low"] <= 1 <= r["ratio_high"]
+               for r in doc["rows"])
+
+
+def _lengths(tmp_path: Path) -> Path:
+    path = tmp_path / "lengths.txt"
+    path.write_text("8\n1024\n65536\n")
+    return path
