@@ -45,6 +45,12 @@ class Ctx:
     # streams, IMB-MT's warm-up before the first batch only) reads it.
     batch: int = -1
     batches: int = 1  # how many timed batches this size's run is cut into
+    # --per-iteration: where this size's timed run() calls record single iterations (every
+    # iter_stride-th), and how many timed iterations came before the next call (the engine
+    # sets them before the timed batches; None: not recorded)
+    iter_times: np.ndarray | None = None
+    iter_stride: int = 1
+    iter_done: int = 0
 
     def begin_size(self, n0: int = 1) -> None:
         """Forget what the previous message size prepared."""
@@ -52,6 +58,8 @@ class Ctx:
         self.n0 = n0
         self.prepared = {}
         self.batch = -1
+        self.iter_times = None
+        self.iter_done = 0
 
     def prepare(self, name: str, value: float) -> None:
         """Record a figure of this size's preparation (e.g. a calibration); it is stored per
@@ -135,7 +143,12 @@ class Ctx:
         seconds figure per declared metric; raise if err reports a failed MPI call."""
 
         def run(n: int) -> float | tuple[float, ...]:
-            seconds = self.call(lf, n, *args)
+            if self.iter_times is not None and self.batch >= 0 and lf.per_iteration:
+                seconds = self.call(lf.per_iteration, n, *args, self.iter_times,
+                                    self.iter_stride, self.iter_done)
+                self.iter_done += n
+            else:
+                seconds = self.call(lf, n, *args)
             if tally is not None:
                 tally.runs.append(n)
             return seconds[0] if len(seconds) == 1 else seconds

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from beff.bench import measured, schedule
+from beff.bench import iterations, measured, schedule
 from beff.bench.ctx import Ctx
 from beff.bench.registry import AGGREGATE, NON_AGGREGATE, BenchmarkSpec, Kind, Sizes
 from beff.core import capi, counts
@@ -237,6 +237,7 @@ class Driver:
         my_iters = np.zeros((S, B), dtype=np.int64)
         my_prepared: dict[str, np.ndarray] = {}
         defects = np.zeros(S, dtype=np.int64)
+        my_single: list[np.ndarray] = []  # --per-iteration: each size's recorded iterations
         need = np.zeros(S)
         n_user = len(cfg.options.msglen) if cfg.options.msglen is not None else 0
         o = cfg.options
@@ -307,8 +308,12 @@ class Driver:
                             gcomm.Barrier()
                         parts = schedule.split_batches(n, B)
                         ctx.batches = len(parts)
+                        if cfg.options.get("per_iteration"):
+                            iterations.prepare(ctx, n, int(cfg.options["per_iteration_max"]))
                         timed = np.array([np.atleast_1d(run_all(k)) for ctx.batch, k
                                           in enumerate(parts)], dtype=np.float64)
+                        if ctx.iter_times is not None:
+                            my_single.append(ctx.iter_times * spec.time_scale)
                     status[i] = OK
                     reps[i] = n
                     my_iters[i, : len(parts)] = parts
@@ -325,12 +330,13 @@ class Driver:
                 failure = str(exc)
         _mpi.guard(stall, f"{spec.name} at {np_} processes, gathering the results")
         gathered = rcomm.gather(
-            (my_samples, my_iters, group_index, self.world.Get_rank(), defects, my_prepared),
-            root=0,
+            (my_samples, my_iters, group_index, self.world.Get_rank(), defects, my_prepared,
+             my_single), root=0,
         )
         if not is_root or gathered is None:
             return None
-        samples_, iters, groups, world_ranks, all_defects, preps = zip(*gathered, strict=True)
+        samples_, iters, groups, world_ranks, all_defects, preps, singles = zip(
+            *gathered, strict=True)
         return measured.from_batches(
             spec, sizes=sizes, repetitions=reps, status=status,
             samples=np.stack(samples_, axis=1),  # [size, rank, batch, metric]
@@ -341,7 +347,9 @@ class Driver:
             checked=cfg.check,
             prepared={name: np.stack([p.get(name, np.full(S, np.nan)) for p in preps], axis=1)
                       for name in dict.fromkeys(n for p in preps for n in p)},
-            attrs={**({"failure": failure} if failure else {}), **ctx.attrs})
+            attrs={**({"failure": failure} if failure else {}), **ctx.attrs},
+            iterations=iterations.stack(singles, S) if cfg.options.get("per_iteration")
+            else None)
 
     def _policy(self, spec: BenchmarkSpec) -> str:
         policy = self.cfg.options.iter_policy

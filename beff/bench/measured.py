@@ -53,7 +53,8 @@ def from_batches(spec: BenchmarkSpec, *, sizes: Any, repetitions: np.ndarray,
                  msgrate_factor: float = 0.0, defects: np.ndarray | None = None,
                  needed_gb: np.ndarray | None = None, checked: bool = False,
                  prepared: dict[str, np.ndarray] | None = None,
-                 attrs: dict[str, Any] | None = None, backend: str | None = None) -> Measurement:
+                 attrs: dict[str, Any] | None = None, backend: str | None = None,
+                 iterations: np.ndarray | None = None) -> Measurement:
     """A measured benchmark: ``samples[S, R, B]`` (one metric) or ``[S, R, B, K]`` (the
     spec's K metrics, the first one reported) are each rank's timed seconds per batch,
     ``batch_iters[S, R, B]`` its iterations. ``group``/``world_ranks`` default to one group
@@ -78,7 +79,7 @@ def from_batches(spec: BenchmarkSpec, *, sizes: Any, repetitions: np.ndarray,
         needed_gb=needed_gb, checked=checked, mode=mode,
         more_times={name: times[k] for k, name in enumerate(names) if k},
         more_samples={name: samples[..., k] for k, name in enumerate(names) if k},
-        prepared=prepared or {},
+        prepared=prepared or {}, iterations=iterations,
         attrs={"description": spec.description, "bytes_counted": spec.bytes_counted,
                "backend": backend or capi.active().name, **(attrs or {})})
 

@@ -184,7 +184,15 @@ IMB = (
     Option("aggregate_mode", str, "multi", "modes to run: aggregate, non_aggregate or "
            "multi (both)", flags=("-aggregate_mode",), choices=AGGREGATE_MODES, table="imb"),
 )
-BY_KEY = {o.key: o for o in (*NAMES, *IMB)}
+# IMB-MPI1's own: beff's tail latencies (not IMB's flags; beff.bench.iterations)
+PER_ITERATION = (
+    Option("per_iteration", bool, False, "also record single iterations' times (p50, p90, "
+           "p99 and max per size)", flags=("--per-iteration",), table="imb"),
+    Option("per_iteration_max", int, 10000, "single iterations kept per size and rank at "
+           "most (more are subsampled evenly)", flags=("--per-iteration-max",), lo=1,
+           hi=100000, table="imb", metavar="N"),
+)
+BY_KEY = {o.key: o for o in (*NAMES, *IMB, *PER_ITERATION)}
 
 
 def for_suite(*, without: tuple[str, ...] = ()) -> tuple[Option, ...]:

@@ -379,6 +379,9 @@ def rich_columns(m: Measurement) -> list[str]:
     if not any((col := columns.lookup(c)) is not None and col.timing for c in cols):
         at = cols.index("repetitions") + 1 if "repetitions" in cols else 0
         cols[at:at] = ["t_min", "t_max", "t_avg"]
+    if m.iterations is not None:  # --per-iteration: the tails after t_avg
+        at = cols.index("t_avg") + 1 if "t_avg" in cols else len(cols)
+        cols[at:at] = ["p50", "p90", "p99", "max"]
     return cols
 
 
@@ -386,10 +389,11 @@ def rich_columns(m: Measurement) -> list[str]:
 CSV_FIELDS = ["suite", "benchmark", "nprocs", "ngroups", "group", "bytes", "repetitions",
               "t_min_us", "t_max_us", "t_avg_us", "mbytes_per_sec", "msg_per_sec", "status",
               "defects", "mode", "t_ovrl_us", "t_pure_us", "t_cpu_us", "overlap_pct",
-              "t_avg_ci_low_us", "t_avg_ci_high_us", "batches", "batch_cv", "stable"]
+              "t_avg_ci_low_us", "t_avg_ci_high_us", "batches", "batch_cv", "stable",
+              *stats.TAIL_COLUMNS]
 # mode and the overlap figures (NBC, MPI4) came with schema 2, the interval and stability of
 # t_avg (beff.results.stats.certainty) after them: last, so old readers keep working; a
-# benchmark without them leaves them empty.
+# benchmark without them leaves them empty. The tail latencies (--per-iteration) came last.
 
 
 # How the rows' interval and stability flag are made (JSON; share/docs/statistics.md).
@@ -418,6 +422,7 @@ def measurement_rows(m: Measurement) -> list[dict[str, Any]]:
         s = stats.summarize(m, g)
         sure = stats.certainty(m, g)
         extra = columns.values(m, more, g)
+        tail = stats.tails(m) if m.iterations is not None else {}
         for i, size in enumerate(m.sizes):
             if m.status[i] not in SHOWN:
                 continue
@@ -439,6 +444,7 @@ def measurement_rows(m: Measurement) -> list[dict[str, Any]]:
                 "t_avg_ci_high_us": _clean(float(sure.high[i])),
                 "batches": int(sure.batches[i]), "batch_cv": _clean(float(sure.cv[i])),
                 "stable": sure.stable[i], "unstable_because": sure.why[i],
+                **{key: _clean(float(values[i])) for key, values in tail.items()},
             })
     return rows
 

@@ -214,6 +214,9 @@ class LoopFunc:
     func: Callable[..., Any]
     params: tuple[str, ...]  # numba type names, from the annotations
     compiled: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    # Its twin that also records single iterations (--per-iteration): the same calls, with
+    # the parameters (..., times, stride, start) after this loop's own (per_iteration_of).
+    per_iteration: LoopFunc | None = None
 
     def __call__(self, *args: Any) -> Any:
         return active().run(self, args)
@@ -232,6 +235,20 @@ def loop(func: Callable[..., Any]) -> LoopFunc:
         params.append("float64" if ann == "float" else ARRAYS.get(ann, "int64"))
     LOOPS.append(LoopFunc(func, tuple(params)))
     return LOOPS[-1]
+
+
+def per_iteration_of(timed: LoopFunc) -> Callable[[Callable[..., Any]], LoopFunc]:
+    """Register the decorated function as ``timed``'s twin for ``--per-iteration``: it takes
+    ``timed``'s parameters and then ``times: F64Array, stride: int, start: int``, makes the
+    same MPI calls, and writes the seconds of iteration ``start + i`` (of the size's timed
+    ones) to ``times[(start + i) // stride]`` when ``stride`` divides ``start + i``."""
+
+    def register(func: Callable[..., Any]) -> LoopFunc:
+        twin = loop(func)
+        timed.per_iteration = twin
+        return twin
+
+    return register
 
 
 HELPERS: dict[str, Callable[..., Any]] = {}
@@ -582,6 +599,22 @@ def barrier_loop(n: int, comm: int) -> tuple[float, int]:
     t0 = C.Wtime()
     for _ in range(n):
         err |= C.Barrier(comm)
+    return C.Wtime() - t0, err
+
+
+@per_iteration_of(barrier_loop)
+def barrier_iter_loop(n: int, comm: int, times: F64Array, stride: int,
+                      start: int) -> tuple[float, int]:
+    """barrier_loop, each barrier's time recorded (every stride-th; --per-iteration)."""
+    err = 0
+    t0 = C.Wtime()
+    tp = t0
+    for i in range(n):
+        err |= C.Barrier(comm)
+        t = C.Wtime()
+        if (start + i) % stride == 0:
+            times[(start + i) // stride] = t - tp
+        tp = t
     return C.Wtime() - t0, err
 
 

@@ -298,7 +298,8 @@ class ResultFile:
                 self.launches[-1]["results"].append(m.key)
             size = sum(a.nbytes for a in (m.times, m.samples, m.batch_iters,
                                           *m.more_times.values(), *m.more_samples.values(),
-                                          *m.prepared.values(), *m.printed.values()))
+                                          *m.prepared.values(), *m.printed.values(),
+                                          *([] if m.iterations is None else [m.iterations])))
             order = self.count
             self._add_part(f"results/{m.key}", size + FILE_OVERHEAD_BYTES,
                            lambda f: write_measurement(f.require_group("results"), m, order))
@@ -440,6 +441,10 @@ def write_measurement(results: h5py.Group, m: Measurement, order: int) -> None:
         _dataset(g, "needed_gb", m.needed_gb, "GiB", "buffer memory per rank (IMB -mem check)")
     if m.defects is not None:
         _dataset(g, "defects", m.defects, "B", "received bytes that differed (--check)")
+    if m.iterations is not None:
+        _dataset(g, "iterations", m.iterations, "s",
+                 "--per-iteration: single timed iterations per size and rank (time_scale "
+                 "applied; every stride-th one, attribute iteration_stride); NaN pads")
     for name in m.more_times:
         _dataset(g, f"times_{name}", m.more_times[name], "s",
                  f"metric {name}: per size and rank, timed seconds / repetitions * time_scale")
@@ -532,6 +537,7 @@ def read_measurement(g: h5py.Group) -> Measurement:
         msgrate_factor=float(a["msgrate_factor"]),
         defects=g["defects"][()] if "defects" in g else None,
         needed_gb=g["needed_gb"][()] if "needed_gb" in g else None,
+        iterations=g["iterations"][()] if "iterations" in g else None,
         checked=bool(a["checked"]),
         attrs=json.loads(a.get("extra", "{}")),
         # Schema 1 had neither modes nor declared columns nor further metrics.

@@ -180,3 +180,16 @@ def _io_overlap(m: Measurement, group: int | None) -> np.ndarray:
 
 def io_overlap_columns() -> tuple[str, ...]:
     return IO_OVERLAP
+
+
+# --per-iteration's tail latencies (beff.results.stats.tails); NaN without them
+def _tail(key: str) -> Compute:
+    def compute(m: Measurement, group: int | None) -> np.ndarray:
+        return stats.tails(m)[key]
+
+    return compute
+
+
+for _key in stats.TAIL_COLUMNS:
+    _label = _key[:-3]
+    column(_label, f"{_label}[usec]", f"{_label} [us]", key=_key, timing=True)(_tail(_key))

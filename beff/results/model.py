@@ -80,6 +80,9 @@ class Measurement:
     more_samples: dict[str, np.ndarray] = field(default_factory=dict)
     prepared: dict[str, np.ndarray] = field(default_factory=dict)
     printed: dict[str, np.ndarray] = field(default_factory=dict)
+    # --per-iteration: [S, R, M] seconds of single timed iterations (time_scale applied),
+    # every stride-th of a size's, NaN past a rank's last (beff.bench.iterations)
+    iterations: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if not self.columns:
@@ -134,6 +137,8 @@ class Measurement:
             shape("defects", self.defects, (S,))
         if self.needed_gb is not None:
             shape("needed_gb", self.needed_gb, (S,))
+        if self.iterations is not None:
+            shape("iterations", self.iterations, (S, R, None))
 
     @property
     def metrics(self) -> tuple[str, ...]:

@@ -344,3 +344,28 @@ def ratio_interval(a: Measurement, sa: int, b: Measurement, sb: int,
     n = min(batch_times(a, sa, group).size, batch_times(b, sb, group).size)
     lo, hi = np.quantile(rb / ra, expanded_levels(n, level))
     return float(lo), float(hi)
+
+
+# --per-iteration (beff.bench.iterations): percentiles of single iterations
+TAIL_PERCENTILES = {"p50_us": 50.0, "p90_us": 90.0, "p99_us": 99.0}
+TAIL_COLUMNS = ("p50_us", "p90_us", "p99_us", "max_us")
+
+
+def tails(m: Measurement) -> dict[str, np.ndarray]:
+    """Per size: p50, p90, p99 and max (us) over the recorded iterations of each one's
+    slowest rank (``m.iterations[S, R, M]``, IMB's t_max per repetition); NaN without
+    them."""
+    S = len(m.sizes)
+    out = {c: np.full(S, np.nan) for c in TAIL_COLUMNS}
+    if m.iterations is None:
+        return out
+    for s in range(S):
+        ranks = m.iterations[s]
+        kept = ~np.isnan(ranks).all(axis=0)
+        if not kept.any():
+            continue
+        slowest = np.nanmax(ranks[:, kept], axis=0) * 1e6
+        for column, q in TAIL_PERCENTILES.items():
+            out[column][s] = np.percentile(slowest, q)
+        out["max_us"][s] = slowest.max()
+    return out

@@ -33,7 +33,7 @@ from beff.bench.ctx import Ctx, Tally
 from beff.bench.registry import Kind, Root, Runner
 from beff.core import counts as counts_
 from beff.core.buffers import BufferSet
-from beff.core.capi import barrier_loop, loop
+from beff.core.capi import F64Array, barrier_loop, loop, per_iteration_of
 from beff.core.errors import CollectiveFailure
 
 SUITE = "mpi1"
@@ -102,6 +102,59 @@ def collective_loop(n: int, call: int, sb: int, sn: int, ss: int, rb: int, rn: i
         else:
             err |= C.Bcast(s if root == me else r, scount, dtype, root, comm)
         acc += C.Wtime() - t1
+        if sync:
+            err |= C.Barrier(comm)
+        root = (root + shift) % nprocs
+    return acc, err
+
+
+# --per-iteration's twin (beff.bench.iterations): the same calls, each one's time kept.
+@per_iteration_of(collective_loop)
+def collective_iter_loop(n: int, call: int, sb: int, sn: int, ss: int, rb: int, rn: int,
+                         rs: int, scount: int, rcount: int, counts: int, displs: int,
+                         dtype: int, op: int, comm: int, nprocs: int, me: int, shift: int,
+                         sync: int, times: F64Array, stride: int,
+                         start: int) -> tuple[float, int]:
+    """collective_loop, each call's time recorded (every stride-th)."""
+    err = 0
+    acc = 0.0
+    root = 0
+    for i in range(n):
+        s = sb + (i % sn) * ss
+        r = rb + (i % rn) * rs
+        t1 = C.Wtime()
+        if call == ALLREDUCE:
+            err |= C.Allreduce(s, r, scount, dtype, op, comm)
+        elif call == REDUCE:
+            err |= C.Reduce(s, r, scount, dtype, op, root, comm)
+        elif call == REDUCE_LOCAL:
+            err |= C.Reduce_local(s, r, scount, dtype, op)
+        elif call == REDUCE_SCATTER:
+            err |= C.Reduce_scatter(s, r, counts, dtype, op, comm)
+        elif call == REDUCE_SCATTER_BLOCK:
+            err |= C.Reduce_scatter_block(s, r, rcount, dtype, op, comm)
+        elif call == ALLGATHER:
+            err |= C.Allgather(s, scount, dtype, r, rcount, dtype, comm)
+        elif call == ALLGATHERV:
+            err |= C.Allgatherv(s, scount, dtype, r, counts, displs, dtype, comm)
+        elif call == GATHER:
+            err |= C.Gather(s, scount, dtype, r, rcount, dtype, root, comm)
+        elif call == GATHERV:
+            err |= C.Gatherv(s, scount, dtype, r, counts, displs, dtype, root, comm)
+        elif call == SCATTER:
+            err |= C.Scatter(s, scount, dtype, r, rcount, dtype, root, comm)
+        elif call == SCATTERV:
+            err |= C.Scatterv(s, counts, displs, dtype, r, rcount, dtype, root, comm)
+        elif call == ALLTOALL:
+            err |= C.Alltoall(s, scount, dtype, r, rcount, dtype, comm)
+        elif call == ALLTOALLV:
+            err |= C.Alltoallv(s, counts, displs, dtype, r, counts, displs, dtype, comm)
+        else:
+            err |= C.Bcast(s if root == me else r, scount, dtype, root, comm)
+        took = C.Wtime() - t1
+        acc += took
+        if (start + i) % stride == 0:
+            times[(start + i) // stride] = took
         if sync:
             err |= C.Barrier(comm)
         root = (root + shift) % nprocs

@@ -19,7 +19,7 @@ from beff.bench.check import expected_bytes, fill_send
 from beff.bench.ctx import Ctx
 from beff.bench.registry import Kind, Runner
 from beff.core import capi
-from beff.core.capi import loop
+from beff.core.capi import F64Array, loop, per_iteration_of
 
 TAG = 1
 SUITE = "mpi1"
@@ -90,6 +90,95 @@ def exchange_loop(n: int, s_right: int, s_left: int, sn: int, ss: int, r_left: i
         err |= C.Recv(r_left + ro, count, dtype, left, 1, comm, statuses)
         err |= C.Recv(r_right + ro, count, dtype, right, 1, comm, statuses)
         err |= C.Waitall(2, requests, statuses)
+    return C.Wtime() - t0, err
+
+
+# --per-iteration twins: the same calls, and each iteration's time from one more MPI_Wtime
+# after it (beff.bench.iterations); the loops above stay as they are for every other run.
+@per_iteration_of(pingpong_loop)
+def pingpong_iter_loop(n: int, first: int, sb: int, sn: int, ss: int, rb: int, rn: int,
+                       rs: int, count: int, dtype: int, peer: int, src: int, rtag: int,
+                       comm: int, status: int, times: F64Array, stride: int,
+                       start: int) -> tuple[float, int]:
+    """pingpong_loop, each round trip's time recorded (every stride-th)."""
+    err = 0
+    t0 = C.Wtime()
+    tp = t0
+    for i in range(n):
+        s = sb + (i % sn) * ss
+        r = rb + (i % rn) * rs
+        if first:
+            err |= C.Send(s, count, dtype, peer, 1, comm)
+            err |= C.Recv(r, count, dtype, src, rtag, comm, status)
+        else:
+            err |= C.Recv(r, count, dtype, src, rtag, comm, status)
+            err |= C.Send(s, count, dtype, peer, 1, comm)
+        t = C.Wtime()
+        if (start + i) % stride == 0:
+            times[(start + i) // stride] = t - tp
+        tp = t
+    return C.Wtime() - t0, err
+
+
+@per_iteration_of(pingping_loop)
+def pingping_iter_loop(n: int, sb: int, sn: int, ss: int, rb: int, rn: int, rs: int,
+                       count: int, dtype: int, peer: int, src: int, rtag: int, comm: int,
+                       status: int, request: int, times: F64Array, stride: int,
+                       start: int) -> tuple[float, int]:
+    """pingping_loop, each iteration's time recorded (every stride-th)."""
+    err = 0
+    t0 = C.Wtime()
+    tp = t0
+    for i in range(n):
+        err |= C.Isend(sb + (i % sn) * ss, count, dtype, peer, 1, comm, request)
+        err |= C.Recv(rb + (i % rn) * rs, count, dtype, src, rtag, comm, status)
+        err |= C.Wait(request, status)
+        t = C.Wtime()
+        if (start + i) % stride == 0:
+            times[(start + i) // stride] = t - tp
+        tp = t
+    return C.Wtime() - t0, err
+
+
+@per_iteration_of(sendrecv_loop)
+def sendrecv_iter_loop(n: int, sb: int, sn: int, ss: int, rb: int, rn: int, rs: int,
+                       count: int, dtype: int, right: int, left: int, comm: int, status: int,
+                       times: F64Array, stride: int, start: int) -> tuple[float, int]:
+    """sendrecv_loop, each iteration's time recorded (every stride-th)."""
+    err = 0
+    t0 = C.Wtime()
+    tp = t0
+    for i in range(n):
+        err |= C.Sendrecv(sb + (i % sn) * ss, count, dtype, right, 1,
+                          rb + (i % rn) * rs, count, dtype, left, 1, comm, status)
+        t = C.Wtime()
+        if (start + i) % stride == 0:
+            times[(start + i) // stride] = t - tp
+        tp = t
+    return C.Wtime() - t0, err
+
+
+@per_iteration_of(exchange_loop)
+def exchange_iter_loop(n: int, s_right: int, s_left: int, sn: int, ss: int, r_left: int,
+                       r_right: int, rn: int, rs: int, count: int, dtype: int, right: int,
+                       left: int, comm: int, statuses: int, requests: int, hsize: int,
+                       times: F64Array, stride: int, start: int) -> tuple[float, int]:
+    """exchange_loop, each iteration's time recorded (every stride-th)."""
+    err = 0
+    t0 = C.Wtime()
+    tp = t0
+    for i in range(n):
+        so = (i % sn) * ss
+        ro = (i % rn) * rs
+        err |= C.Isend(s_right + so, count, dtype, right, 1, comm, requests)
+        err |= C.Isend(s_left + so, count, dtype, left, 1, comm, requests + hsize)
+        err |= C.Recv(r_left + ro, count, dtype, left, 1, comm, statuses)
+        err |= C.Recv(r_right + ro, count, dtype, right, 1, comm, statuses)
+        err |= C.Waitall(2, requests, statuses)
+        t = C.Wtime()
+        if (start + i) % stride == 0:
+            times[(start + i) // stride] = t - tp
+        tp = t
     return C.Wtime() - t0, err
 
 

@@ -1,0 +1,77 @@
+"""``--per-iteration`` (IMB-MPI1): single iterations' times in the file, and their tails
+(p50, p90, p99, max over the slowest rank of each iteration) in every format."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from beff.results.archive import load
+from tests.mpirun import beff, mpirun
+
+pytestmark = pytest.mark.mpi
+
+REPS = 3000
+MOST = 500  # kept per size and rank: every 6th of the 3,000
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("per-iteration") / "pi.h5"
+    r = mpirun(2, "imb", "mpi1", "PingPong", "Allreduce", "Barrier", "-msglog", "0:3",
+               "-iter_policy", "off", "-iter", str(REPS), "-time", "600", "--per-iteration",
+               "--per-iteration-max", str(MOST), "--no-progress", "-o", str(out), timeout=300)
+    assert r.returncode == 0, r.stderr
+    for column in ("p50", "p99", "max"):
+        assert column in r.stdout, r.stdout  # the table's columns
+    return out
+
+
+def test_the_file_keeps_every_sixth_iteration_of_every_rank(run: Path) -> None:
+    for m in load(run).measurements:
+        assert m.iterations is not None
+        S, R, M = m.iterations.shape
+        assert (S, R) == (len(m.sizes), 2) and M == math.ceil(REPS / math.ceil(REPS / MOST))
+        assert np.isfinite(m.iterations).all() and (m.iterations > 0).all()
+        # the recorded iterations are the loop's: their mean is near the size's t (which
+        # holds every iteration) on each rank, within a factor for the subsample's noise
+        ratio = m.iterations.mean(axis=2) / m.times
+        assert ((ratio > 0.2) & (ratio < 5)).all(), ratio
+
+
+def test_the_tails_are_numpys_percentiles_of_the_slowest_rank_per_iteration(run: Path
+                                                                            ) -> None:
+    shown = beff("show", str(run), "--format", "json")
+    assert shown.returncode == 0, shown.stderr
+    doc = json.loads(shown.stdout)
+    rows = {(row["benchmark"], row["bytes"]): row for res in doc["results"]
+            for row in res["rows"]}
+    for m in load(run).measurements:
+        assert m.iterations is not None
+        for s, size in enumerate(m.sizes):
+            slowest = m.iterations[s].max(axis=0) * 1e6
+            row = rows[m.benchmark, int(size) if "bytes" in m.columns else None]
+            for key, q in (("p50_us", 50), ("p90_us", 90), ("p99_us", 99)):
+                assert row[key] == pytest.approx(np.percentile(slowest, q), rel=1e-9)
+            assert row["max_us"] == pytest.approx(slowest.max(), rel=1e-9)
+            assert row["p50_us"] <= row["p90_us"] <= row["p99_us"] <= row["max_us"]
+    csv = beff("show", str(run), "--format", "csv")
+    header = csv.stdout.splitlines()[0].split(",")
+    assert header[-4:] == ["p50_us", "p90_us", "p99_us", "max_us"]
+
+
+def test_without_it_nothing_is_recorded_and_other_suites_refuse_it(tmp_path: Path) -> None:
+    out = tmp_path / "plain.h5"
+    r = mpirun(2, "imb", "mpi1", "PingPong", "-msglog", "0:1", "-iter_policy", "off",
+               "-iter", "100", "--no-progress", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert all(m.iterations is None for m in load(out).measurements)
+    assert "p99" not in r.stdout
+    shown = json.loads(beff("show", str(out), "--format", "json").stdout)
+    assert all("p99_us" not in row for res in shown["results"] for row in res["rows"])
+    refused = beff("imb", "nbc", "--per-iteration", "-o", str(tmp_path / "never.h5"))
+    assert refused.returncode == 2 and "--per-iteration" in refused.stderr, refused.stderr
