@@ -151,7 +151,29 @@ def measurement_charts(m: Measurement) -> list[Chart]:
             section=section, xlog=False, ylog=True, note=batch_note(times, sync=True),
             higher_is_better=False)]
     return _sized_charts(m, times, rates, ylabel, batch_note(times), batch_note(
-        rates["bandwidth"] + rates["msgrate"]))
+        rates["bandwidth"] + rates["msgrate"])) + tail_charts(m, ok)
+
+
+def tail_charts(m: Measurement, ok: np.ndarray) -> list[Chart]:
+    """``--per-iteration``: single iterations against the message size, the median with a
+    band up to p99, and the slowest one (each iteration at its slowest rank)."""
+    if m.iterations is None:
+        return []
+    tail = stats.tails(m)
+    sel = ok & np.isfinite(tail["p50_us"])
+    if not sel.any():
+        return []
+    x = m.sizes[sel].astype(np.float64)
+    series = (Series("p50 (band: p50 to p99)", x, tail["p50_us"][sel], tail["p50_us"][sel],
+                     tail["p99_us"][sel]),
+              Series("max", x, tail["max_us"][sel]))
+    return [Chart(id=f"{m.suite}/{m.benchmark}/tails",
+                  title=f"{m.benchmark}: single iterations", xlabel="message size [B]",
+                  ylabel="time of one iteration, slowest rank [µs]", series=series,
+                  subject=m.benchmark, section=suite_section(m.suite),
+                  note="--per-iteration: each recorded iteration's time at its slowest rank; "
+                       "line: median, band: up to the 99th percentile; max: the slowest",
+                  higher_is_better=False)]
 
 
 def batch_note(series: list[Series], sync: bool = False) -> str:

@@ -238,6 +238,7 @@ class Driver:
         my_prepared: dict[str, np.ndarray] = {}
         defects = np.zeros(S, dtype=np.int64)
         my_single: list[np.ndarray] = []  # --per-iteration: each size's recorded iterations
+        strides: list[int] = []  # and which: every stride-th of the size's timed ones
         need = np.zeros(S)
         n_user = len(cfg.options.msglen) if cfg.options.msglen is not None else 0
         o = cfg.options
@@ -314,6 +315,7 @@ class Driver:
                                           in enumerate(parts)], dtype=np.float64)
                         if ctx.iter_times is not None:
                             my_single.append(ctx.iter_times * spec.time_scale)
+                            strides.append(ctx.iter_stride)
                     status[i] = OK
                     reps[i] = n
                     my_iters[i, : len(parts)] = parts
@@ -347,7 +349,8 @@ class Driver:
             checked=cfg.check,
             prepared={name: np.stack([p.get(name, np.full(S, np.nan)) for p in preps], axis=1)
                       for name in dict.fromkeys(n for p in preps for n in p)},
-            attrs={**({"failure": failure} if failure else {}), **ctx.attrs},
+            attrs={**({"failure": failure} if failure else {}), **ctx.attrs,
+                   **({"iteration_stride": strides} if strides else {})},
             iterations=iterations.stack(singles, S) if cfg.options.get("per_iteration")
             else None)
 

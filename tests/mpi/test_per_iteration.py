@@ -75,3 +75,16 @@ def test_without_it_nothing_is_recorded_and_other_suites_refuse_it(tmp_path: Pat
     assert all("p99_us" not in row for res in shown["results"] for row in res["rows"])
     refused = beff("imb", "nbc", "--per-iteration", "-o", str(tmp_path / "never.h5"))
     assert refused.returncode == 2 and "--per-iteration" in refused.stderr, refused.stderr
+
+
+def test_the_report_draws_the_tails(run: Path, tmp_path: Path) -> None:
+    png = tmp_path / "tails.png"
+    r = beff("plot", str(run), "-b", "Allreduce/tails", "-o", str(png))
+    assert r.returncode == 0 and png.stat().st_size > 10_000, r.stderr
+    # a run without --per-iteration has no such figure
+    other = tmp_path / "plain.h5"
+    made = mpirun(2, "imb", "mpi1", "Allreduce", "-msglog", "0:1", "-iter_policy", "off",
+                  "-iter", "100", "--no-progress", "-o", str(other))
+    assert made.returncode == 0, made.stderr
+    plain = beff("plot", str(other), "-b", "Allreduce/tails", "-o", str(tmp_path / "x.png"))
+    assert plain.returncode == 2, plain.stderr
