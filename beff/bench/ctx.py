@@ -51,6 +51,13 @@ class Ctx:
     iter_times: np.ndarray | None = None
     iter_stride: int = 1
     iter_done: int = 0
+    # --sync window: the next timed run() call's (alpha, beta, t0, width, ends, late) for the
+    # loop's windowed twin (beff.bench.window), and how many calls ran so (None: not windowed)
+    window: tuple[Any, ...] | None = None
+    windowed: int = 0
+    # which twins the timed calls of this run use: readied (compiled or loaded) by an untimed
+    # call, so that no timed call waits for a compile (beff.bench.driver)
+    twins: tuple[str, ...] = ()
 
     def begin_size(self, n0: int = 1) -> None:
         """Forget what the previous message size prepared."""
@@ -143,7 +150,15 @@ class Ctx:
         seconds figure per declared metric; raise if err reports a failed MPI call."""
 
         def run(n: int) -> float | tuple[float, ...]:
-            if self.iter_times is not None and self.batch >= 0 and lf.per_iteration:
+            if self.batch < 0:
+                for name in self.twins:
+                    twin = getattr(lf, name)
+                    if twin is not None:
+                        capi.active().ready(twin)
+            if self.window is not None and self.batch >= 0 and lf.windowed:
+                seconds = self.call(lf.windowed, n, *args, *self.window)
+                self.windowed += n
+            elif self.iter_times is not None and self.batch >= 0 and lf.per_iteration:
                 seconds = self.call(lf.per_iteration, n, *args, self.iter_times,
                                     self.iter_stride, self.iter_done)
                 self.iter_done += n

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from beff.bench import iterations, measured, schedule
+from beff.bench import iterations, measured, schedule, window
 from beff.bench.ctx import Ctx
 from beff.bench.registry import AGGREGATE, NON_AGGREGATE, BenchmarkSpec, Kind, Sizes
-from beff.core import capi, counts
+from beff.core import capi, counts, runtime
 from beff.core import mpi as _mpi
 from beff.core.buffers import off_cache_slots
 from beff.core.config import RunConfig, stall_limit
@@ -238,6 +238,12 @@ class Driver:
         my_prepared: dict[str, np.ndarray] = {}
         defects = np.zeros(S, dtype=np.int64)
         my_single: list[np.ndarray] = []  # --per-iteration: each size's recorded iterations
+        # --sync window (collectives): the clocks, and per size the width, invalid calls
+        clock = (self._synchronize(gcomm) if cfg.options.get("start_policy") == "window"
+                 and spec.kind in (Kind.COLLECTIVE, Kind.SYNC) else None)
+        widths, invalid, resynced = np.full(S, np.nan), np.zeros(S, dtype=np.int64), []
+        ctx.twins = (("windowed",) if clock is not None else ()) + (
+            ("per_iteration",) if cfg.options.get("per_iteration") else ())
         strides: list[int] = []  # and which: every stride-th of the size's timed ones
         need = np.zeros(S)
         n_user = len(cfg.options.msglen) if cfg.options.msglen is not None else 0
@@ -309,10 +315,23 @@ class Driver:
                             gcomm.Barrier()
                         parts = schedule.split_batches(n, B)
                         ctx.batches = len(parts)
+                        if ctx.twins:  # ready the twins the timed calls use (no MPI call)
+                            run_all(0)
                         if cfg.options.get("per_iteration"):
                             iterations.prepare(ctx, n, int(cfg.options["per_iteration_max"]))
-                        timed = np.array([np.atleast_1d(run_all(k)) for ctx.batch, k
-                                          in enumerate(parts)], dtype=np.float64)
+                        if clock is not None:
+                            if self._stale(gcomm, clock):
+                                clock = self._synchronize(gcomm, clock.fits + 1)
+                                resynced.append(int(nbytes))
+                            widths[i] = window.width_for(self._per_call(gcomm, run, n),
+                                                         clock.residual_max)
+                            timed, parts = self._windowed(ctx, run_all, parts, gcomm, clock,
+                                                          float(widths[i]))
+                            invalid[i] = n - sum(parts)
+                            n = sum(parts)
+                        else:
+                            timed = np.array([np.atleast_1d(run_all(k)) for ctx.batch, k
+                                              in enumerate(parts)], dtype=np.float64)
                         if ctx.iter_times is not None:
                             my_single.append(ctx.iter_times * spec.time_scale)
                             strides.append(ctx.iter_stride)
@@ -320,7 +339,7 @@ class Driver:
                     reps[i] = n
                     my_iters[i, : len(parts)] = parts
                     my_samples[i, : len(parts)] = timed
-                    my_times[i] = timed.sum(axis=0) / n * spec.time_scale
+                    my_times[i] = np.nansum(timed, axis=0) / max(n, 1) * spec.time_scale
                     defects[i] = ctx.defects
                     for name, value in ctx.prepared.items():
                         my_prepared.setdefault(name, np.full(S, np.nan))[i] = value
@@ -333,11 +352,11 @@ class Driver:
         _mpi.guard(stall, f"{spec.name} at {np_} processes, gathering the results")
         gathered = rcomm.gather(
             (my_samples, my_iters, group_index, self.world.Get_rank(), defects, my_prepared,
-             my_single), root=0,
+             my_single, window.clock_row(clock)), root=0,
         )
         if not is_root or gathered is None:
             return None
-        samples_, iters, groups, world_ranks, all_defects, preps, singles = zip(
+        samples_, iters, groups, world_ranks, all_defects, preps, singles, clocks = zip(
             *gathered, strict=True)
         return measured.from_batches(
             spec, sizes=sizes, repetitions=reps, status=status,
@@ -350,9 +369,55 @@ class Driver:
             prepared={name: np.stack([p.get(name, np.full(S, np.nan)) for p in preps], axis=1)
                       for name in dict.fromkeys(n for p in preps for n in p)},
             attrs={**({"failure": failure} if failure else {}), **ctx.attrs,
-                   **({"iteration_stride": strides} if strides else {})},
+                   **({"iteration_stride": strides} if strides else {}),
+                   **(window.attrs(clocks, widths, invalid, resynced) if clock is not None
+                      else {})},
             iterations=iterations.stack(singles, S) if cfg.options.get("per_iteration")
             else None)
+
+    def _synchronize(self, comm: Comm, fits: int = 1) -> window.Clock:
+        """Every rank of the group: its model of the group root's clock (--sync window)."""
+        world_rank = np.array([self.world.Get_rank()], dtype=np.int64)
+        members = np.empty(comm.Get_size(), dtype=np.int64)
+        comm.Allgather(world_rank, members)
+        node_of = [int(runtime.node_ids[r]) for r in members] if runtime.node_ids is not None \
+            else [0] * len(members)
+        clock = window.synchronize(self.MPI, comm, node_of)
+        clock.fits = fits
+        clock.residual_max = _mpi.allreduce_number(comm, clock.residual, self.MPI.MAX)
+        return clock
+
+    def _stale(self, comm: Comm, clock: window.Clock) -> bool:
+        """Whether some rank's model may have drifted past the bound (group-wide)."""
+        worst = _mpi.allreduce_number(comm, clock.predicted_error(self.MPI.Wtime()),
+                                      self.MPI.MAX)
+        return bool(worst > window.RESYNC_BOUND_S)
+
+    def _per_call(self, comm: Comm, run: Callable[[int], float], n: int) -> float:
+        """The slowest rank's time per call of a short untimed run (the window's width)."""
+        k = max(1, min(n, 20))
+        return float(_mpi.allreduce_number(comm, run(k) / k, self.MPI.MAX))
+
+    def _windowed(self, ctx: Ctx, run_all: Callable[[int], object], parts: list[int],
+                  comm: Comm, clock: window.Clock, width: float
+                  ) -> tuple[np.ndarray, list[int]]:
+        """The timed batches under the window policy: each batch's seconds of its valid
+        calls (NaN where none was valid), and how many were valid."""
+        timed, valid = [], []
+        for ctx.batch, k in enumerate(parts):
+            t0, ends, late = window.plan(self.MPI, comm, clock, k)
+            ctx.window = (clock.alpha, clock.beta, t0, width, ends, late)
+            try:
+                run_all(k)
+            finally:
+                ctx.window = None
+            got = window.finish(self.MPI, comm, ends, late)
+            count = int(got.valid.sum())
+            timed.append([got.seconds if count else np.nan])
+            valid.append(count)
+            if ctx.iter_times is not None:  # --per-iteration: each valid call's time
+                window.record(ctx, got)
+        return np.array(timed, dtype=np.float64), valid
 
     def _policy(self, spec: BenchmarkSpec) -> str:
         policy = self.cfg.options.iter_policy

@@ -192,7 +192,14 @@ PER_ITERATION = (
            "most (more are subsampled evenly)", flags=("--per-iteration-max",), lo=1,
            hi=100000, table="imb", metavar="N"),
 )
-BY_KEY = {o.key: o for o in (*NAMES, *IMB, *PER_ITERATION)}
+# How collectives start (beff.bench.window): IMB's barrier, or synchronised clocks' windows.
+START_POLICIES = ("barrier", "window")
+START_POLICY = (
+    Option("start_policy", str, "barrier", "how each collective call starts: after a "
+           "barrier (IMB) or at a common time on synchronised clocks (window)",
+           flags=("--sync",), choices=START_POLICIES, table="imb"),
+)
+BY_KEY = {o.key: o for o in (*NAMES, *IMB, *PER_ITERATION, *START_POLICY)}
 
 
 def for_suite(*, without: tuple[str, ...] = ()) -> tuple[Option, ...]:

@@ -267,6 +267,12 @@ def rich_table(m: Measurement, ranks: list[dict[str, Any]] | None = None) -> Tab
         title += f" ({m.idle} idle)"
     if "launch" in m.attrs:  # a resumed file: which launch measured it
         title += f" (launch {m.attrs['launch']})"
+    if m.attrs.get("start_policy") == "window":  # --sync window (beff.bench.window)
+        clock = m.attrs.get("clock", {})
+        worst = max(clock.get("residual_s") or [0.0]) * 1e6
+        invalid = sum(m.attrs.get("invalid") or [])
+        title += (f" (window starts: clocks within {worst:.2f} µs, {invalid} invalid "
+                  f"call{'s' if invalid != 1 else ''} left out)")
     if m.attrs.get("page_cache") == "cached":
         title += escape(" [cached: read from the page cache of the node that wrote the file]")
     groups = m.table_groups
@@ -445,8 +451,17 @@ def measurement_rows(m: Measurement) -> list[dict[str, Any]]:
                 "batches": int(sure.batches[i]), "batch_cv": _clean(float(sure.cv[i])),
                 "stable": sure.stable[i], "unstable_because": sure.why[i],
                 **{key: _clean(float(values[i])) for key, values in tail.items()},
+                **(_window_row(m, i) if m.attrs.get("start_policy") == "window" else {}),
             })
     return rows
+
+
+def _window_row(m: Measurement, i: int) -> dict[str, Any]:
+    """--sync window's figures of size ``i`` (JSON): the policy, the window and the invalid
+    calls left out."""
+    width = (m.attrs.get("window_s") or [None] * len(m.sizes))[i]
+    return {"start_policy": "window", "window_us": None if width is None else width * 1e6,
+            "invalid": (m.attrs.get("invalid") or [0] * len(m.sizes))[i]}
 
 
 # ----------------------------------------------------------------------------- lines

@@ -185,6 +185,9 @@ def compare(
         "slower where its Holm-corrected p-value is at most this.")] = 0.05,
     fmt: Annotated[str, typer.Option("--format", "-f", help="Output: table or json.")
                    ] = "table",
+    across_policies: Annotated[bool, typer.Option(
+        "--across-policies", help="Test the sizes of collectives whose start policies differ "
+        "(--sync barrier vs window) too; without it they are shown untested.")] = False,
 ) -> None:
     """Compare two result files without MPI: t_avg(B) / t_avg(A) per size, each tested
     (Mann-Whitney U on the batches, Holm-corrected), or b_eff's figures (ratio only)."""
@@ -200,7 +203,7 @@ def compare(
     if kinds[0] != kinds[1]:
         raise UsageError(f"cannot compare {first.name} ({kinds[0]}) with {second.name} "
                          f"({kinds[1]})")
-    c = cmp.Comparison.of(a, b, first.name, second.name, alpha)
+    c = cmp.Comparison.of(a, b, first.name, second.name, alpha, across_policies)
     if not c.figures and not c.rows:
         for path, record in ((first, a), (second, b)):
             if record.measurements and not any(

@@ -217,6 +217,10 @@ class LoopFunc:
     # Its twin that also records single iterations (--per-iteration): the same calls, with
     # the parameters (..., times, stride, start) after this loop's own (per_iteration_of).
     per_iteration: LoopFunc | None = None
+    # Its twin under the window start policy (--sync window): the same calls, each one
+    # started at a common time, with (..., alpha, beta, t0, width, ends, late) after this
+    # loop's own parameters (windowed_of).
+    windowed: LoopFunc | None = None
 
     def __call__(self, *args: Any) -> Any:
         return active().run(self, args)
@@ -246,6 +250,22 @@ def per_iteration_of(timed: LoopFunc) -> Callable[[Callable[..., Any]], LoopFunc
     def register(func: Callable[..., Any]) -> LoopFunc:
         twin = loop(func)
         timed.per_iteration = twin
+        return twin
+
+    return register
+
+
+def windowed_of(timed: LoopFunc) -> Callable[[Callable[..., Any]], LoopFunc]:
+    """Register the decorated function as ``timed``'s twin for ``--sync window``: it takes
+    ``timed``'s parameters and then ``alpha: float, beta: float, t0: float, width: float,
+    ends: F64Array, late: I64Array``; call i waits for the local time at which this rank's
+    clock model (reference = alpha + beta * local) shows ``t0 + i * width`` (``late[i] = 1``
+    if it was already past), and ``ends[i]`` gets its end on the reference clock less that
+    start."""
+
+    def register(func: Callable[..., Any]) -> LoopFunc:
+        twin = loop(func)
+        timed.windowed = twin
         return twin
 
     return register
@@ -600,6 +620,22 @@ def barrier_loop(n: int, comm: int) -> tuple[float, int]:
     for _ in range(n):
         err |= C.Barrier(comm)
     return C.Wtime() - t0, err
+
+
+@windowed_of(barrier_loop)
+def barrier_window_loop(n: int, comm: int, alpha: float, beta: float, t0: float,
+                        width: float, ends: F64Array, late: I64Array) -> tuple[float, int]:
+    """barrier_loop under the window start policy: each MPI_Barrier at its common start."""
+    err = 0
+    for i in range(n):
+        start = (t0 + i * width - alpha) / beta
+        if C.Wtime() > start:
+            late[i] = 1
+        while C.Wtime() < start:
+            pass
+        err |= C.Barrier(comm)
+        ends[i] = alpha + beta * C.Wtime() - (t0 + i * width)
+    return 0.0, err
 
 
 @per_iteration_of(barrier_loop)

@@ -65,6 +65,7 @@ class Fit:
     drift: float  # its rate error, seconds per second (ahead faster: positive)
     residual: float  # RMS distance of the fit points from the line, seconds
     min_rtt: float  # the shortest round trip kept, seconds
+    drift_error: float = 0.0  # standard error of the drift, s/s (0: one fit point)
 
 
 def offset_point(send: float, stamp: float, receive: float) -> tuple[float, float]:
@@ -102,8 +103,12 @@ def fit(points: npt.ArrayLike) -> Fit:
     a_c = float(offs.mean())
     residual = float(np.sqrt(np.mean((offs - (a_c + b * x)) ** 2)))
     a = a_c - b * centre  # offset at local time 0
+    n = len(best)
+    spread = float(np.dot(x, x))
+    drift_error = (residual * math.sqrt(n / (n - 2)) / math.sqrt(spread)
+                   if n > 2 and spread > 0 else 0.0)
     # reference = local - offset(local) = -a + (1 - b) * local
-    return Fit(Affine(-a, 1.0 - b), a, b, residual, rtt)
+    return Fit(Affine(-a, 1.0 - b), a, b, residual, rtt, drift_error)
 
 
 def tree_rounds(n: int) -> list[list[tuple[int, int]]]:

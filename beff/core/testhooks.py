@@ -24,6 +24,7 @@ SLOW_CREATE = "BEFF_TEST_SLOW_CREATE"
 SLOW_MERGE = "BEFF_TEST_SLOW_MERGE"
 SLOW_READY = "BEFF_TEST_SLOW_READY"
 STOP = "BEFF_TEST_STOP"
+WINDOW = "BEFF_TEST_WINDOW_S"
 
 
 def corrupt() -> bool:
@@ -97,6 +98,12 @@ def stop(point: str, rank: Callable[[], int | None]) -> bool:
         return False
     del os.environ[STOP]
     return True
+
+
+def window() -> float | None:
+    """``BEFF_TEST_WINDOW_S=SECONDS``: every window of ``--sync window`` this wide instead of
+    its calibrated width (a width shorter than a call makes calls late: invalid)."""
+    return _seconds(WINDOW)
 
 
 def _seconds(variable: str) -> float | None:

@@ -52,6 +52,15 @@ def kind_of_run(record: RunRecord) -> str:
 
 ALPHA = 0.05
 FASTER, SLOWER, SAME, UNTESTED = "faster", "slower", "no significant difference", "not tested"
+# Rows whose collectives started differently (IMB's barrier, --sync window): the two times are
+# not the same quantity, so no verdict unless asked (compare --across-policies).
+POLICIES = "not tested: start policies differ"
+
+
+def start_policy(m: Measurement) -> str:
+    """How ``m``'s calls started: "barrier" (IMB's, and every file before the window policy)
+    or "window" (beff.bench.window)."""
+    return str(m.attrs.get("start_policy", "barrier"))
 
 
 @dataclass
@@ -209,19 +218,36 @@ def setting_mismatches(a: RunRecord, b: RunRecord) -> list[str]:
     return out
 
 
-def compare_records(a: RunRecord, b: RunRecord, alpha: float = ALPHA) -> list[Row]:
+def compare_records(a: RunRecord, b: RunRecord, alpha: float = ALPHA,
+                    across_policies: bool = False) -> list[Row]:
     """t_avg of B over t_avg of A for every (benchmark, mode, nprocs, size) both runs
-    measured, each tested; Holm's correction runs over all the rows."""
+    measured, each tested; Holm's correction runs over all the rows. Rows of results whose
+    start policies differ get no test (:data:`POLICIES`) unless ``across_policies``."""
     rows: list[Row] = []
     up: list[bool] = []
     for ma, mb, groups in _matches(a, b):
         for g in groups:
+            first = len(rows)
             _rows(ma, mb, g, rows, up)
+            if start_policy(ma) != start_policy(mb) and not across_policies:
+                for row in rows[first:]:
+                    row.p, row.verdict = float("nan"), POLICIES
     for row, slower, p in zip(rows, up, stats.holm(np.array([r.p for r in rows])), strict=True):
         row.p_holm = float(p)
         if np.isfinite(p):
             row.verdict = SAME if p > alpha else SLOWER if slower else FASTER
     return rows
+
+
+def policy_mismatches(a: RunRecord, b: RunRecord) -> list[str]:
+    """The start policies of the results both files have, where they differ."""
+    out = []
+    for ma, mb, _ in _matches(a, b):
+        pa, pb = start_policy(ma), start_policy(mb)
+        if pa != pb:
+            out.append(f"start policy differs: {ma.benchmark} ({ma.nprocs} processes) "
+                       f"{pa} vs {pb}")
+    return out
 
 
 def _rows(ma: Measurement, mb: Measurement, g: int | None, rows: list[Row],
@@ -281,12 +307,13 @@ class Comparison:
 
     @classmethod
     def of(cls, a: RunRecord, b: RunRecord, a_name: str, b_name: str,
-           alpha: float = ALPHA) -> Comparison:
+           alpha: float = ALPHA, across_policies: bool = False) -> Comparison:
         figures = compare_figures(a, b)
-        rows = [] if figures else compare_records(a, b, alpha)
+        rows = [] if figures else compare_records(a, b, alpha, across_policies)
         met = {(r.benchmark, r.mode, r.nprocs) for r in rows if r.group is not None}
         return cls(kind_of_run(a), a_name, b_name, alpha,
-                   mismatches(a.attrs, b.attrs) + setting_mismatches(a, b), figures, rows,
+                   mismatches(a.attrs, b.attrs) + setting_mismatches(a, b)
+                   + policy_mismatches(a, b), figures, rows,
                    [g for g in group_matches(a, b) if (g.benchmark, g.mode, g.nprocs) in met],
                    unchecked(a.attrs, b.attrs, a_name, b_name))
 
@@ -296,7 +323,7 @@ class Comparison:
 
     def counts(self) -> dict[str, int]:
         return {v: sum(r.verdict == v for r in self.rows)
-                for v in (SLOWER, FASTER, SAME, UNTESTED)}
+                for v in (SLOWER, FASTER, SAME, UNTESTED, POLICIES)}
 
     def geometric_mean(self) -> tuple[float, int]:
         ratios = np.array([r.ratio for r in self.rows if np.isfinite(r.ratio) and r.ratio > 0])

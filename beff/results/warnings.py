@@ -45,15 +45,31 @@ def run_warnings(attrs: dict[str, Any], network: bool | str) -> list[str]:
 def result_warnings(attrs: dict[str, Any], m: Measurement,
                     groups: list[dict[str, Any]]) -> list[str]:
     """What one result tells: a point-to-point benchmark whose every group stayed inside one
-    node of a multi-node run."""
+    node of a multi-node run; window starts (--sync window) on clocks synchronised to no
+    better than a microsecond."""
+    out = _window_warning(m)
     if attrs.get("placement", {}).get("nodes", 1) == 1 or "mbytes_per_sec" not in m.columns:
-        return []
+        return out
     if not groups or any(g["inter_node"] for g in groups):
-        return []
+        return out
     where = "; ".join(_ranks_on(g) for g in groups[:4])
     more = f"; ... {len(groups) - 4} more groups" if len(groups) > 4 else ""
-    return [f"{m.benchmark} ({m.nprocs} processes) ran inside one node ({where}{more}): "
-            "intra-node figures, not network figures; use -map PxQ or one rank per node"]
+    return out + [f"{m.benchmark} ({m.nprocs} processes) ran inside one node ({where}{more}): "
+                  "intra-node figures, not network figures; use -map PxQ or one rank per node"]
+
+
+WINDOW_RESIDUAL_S = 1e-6
+
+
+def _window_warning(m: Measurement) -> list[str]:
+    if m.attrs.get("start_policy") != "window":
+        return []
+    residual = max(m.attrs.get("clock", {}).get("residual_s") or [0.0])
+    if residual <= WINDOW_RESIDUAL_S:
+        return []
+    return [f"{m.benchmark} ({m.nprocs} processes): the clocks were synchronised within "
+            f"{residual * 1e6:.2f} µs only (above {WINDOW_RESIDUAL_S * 1e6:g} µs: a loaded "
+            "node, or a slow or uneven link), so its window starts are that uncertain"]
 
 
 def of_record(record: RunRecord) -> list[str]:

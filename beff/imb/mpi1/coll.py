@@ -33,7 +33,14 @@ from beff.bench.ctx import Ctx, Tally
 from beff.bench.registry import Kind, Root, Runner
 from beff.core import counts as counts_
 from beff.core.buffers import BufferSet
-from beff.core.capi import F64Array, barrier_loop, loop, per_iteration_of
+from beff.core.capi import (
+    F64Array,
+    I64Array,
+    barrier_loop,
+    loop,
+    per_iteration_of,
+    windowed_of,
+)
 from beff.core.errors import CollectiveFailure
 
 SUITE = "mpi1"
@@ -106,6 +113,59 @@ def collective_loop(n: int, call: int, sb: int, sn: int, ss: int, rb: int, rn: i
             err |= C.Barrier(comm)
         root = (root + shift) % nprocs
     return acc, err
+
+
+# --sync window's twin (beff.bench.window): the same calls, each at its common start.
+@windowed_of(collective_loop)
+def collective_window_loop(n: int, call: int, sb: int, sn: int, ss: int, rb: int, rn: int,
+                           rs: int, scount: int, rcount: int, counts: int, displs: int,
+                           dtype: int, op: int, comm: int, nprocs: int, me: int, shift: int,
+                           sync: int, alpha: float, beta: float, t0: float, width: float,
+                           ends: F64Array, late: I64Array) -> tuple[float, int]:
+    """collective_loop under the window start policy (--sync window): call i starts when
+    this rank's model of the reference clock shows t0 + i * width (late[i] = 1 if it came
+    after that), no barrier follows it, and ends[i] is its end there less that start."""
+    err = 0
+    root = 0
+    for i in range(n):
+        s = sb + (i % sn) * ss
+        r = rb + (i % rn) * rs
+        start = (t0 + i * width - alpha) / beta
+        if C.Wtime() > start:
+            late[i] = 1
+        while C.Wtime() < start:
+            pass
+        if call == ALLREDUCE:
+            err |= C.Allreduce(s, r, scount, dtype, op, comm)
+        elif call == REDUCE:
+            err |= C.Reduce(s, r, scount, dtype, op, root, comm)
+        elif call == REDUCE_LOCAL:
+            err |= C.Reduce_local(s, r, scount, dtype, op)
+        elif call == REDUCE_SCATTER:
+            err |= C.Reduce_scatter(s, r, counts, dtype, op, comm)
+        elif call == REDUCE_SCATTER_BLOCK:
+            err |= C.Reduce_scatter_block(s, r, rcount, dtype, op, comm)
+        elif call == ALLGATHER:
+            err |= C.Allgather(s, scount, dtype, r, rcount, dtype, comm)
+        elif call == ALLGATHERV:
+            err |= C.Allgatherv(s, scount, dtype, r, counts, displs, dtype, comm)
+        elif call == GATHER:
+            err |= C.Gather(s, scount, dtype, r, rcount, dtype, root, comm)
+        elif call == GATHERV:
+            err |= C.Gatherv(s, scount, dtype, r, counts, displs, dtype, root, comm)
+        elif call == SCATTER:
+            err |= C.Scatter(s, scount, dtype, r, rcount, dtype, root, comm)
+        elif call == SCATTERV:
+            err |= C.Scatterv(s, counts, displs, dtype, r, rcount, dtype, root, comm)
+        elif call == ALLTOALL:
+            err |= C.Alltoall(s, scount, dtype, r, rcount, dtype, comm)
+        elif call == ALLTOALLV:
+            err |= C.Alltoallv(s, counts, displs, dtype, r, counts, displs, dtype, comm)
+        else:
+            err |= C.Bcast(s if root == me else r, scount, dtype, root, comm)
+        ends[i] = alpha + beta * C.Wtime() - (t0 + i * width)
+        root = (root + shift) % nprocs
+    return 0.0, err
 
 
 # --per-iteration's twin (beff.bench.iterations): the same calls, each one's time kept.

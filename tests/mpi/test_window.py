@@ -1,0 +1,96 @@
+"""``--sync window`` (beff.bench.window): IMB-MPI1's collectives started at common times on
+synchronised clocks, at 2 and 4 ranks; the clock models, residuals and invalid calls in the
+file; compare refuses to test across start policies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from beff.results.archive import load
+from tests.mpirun import beff, mpirun
+
+pytestmark = pytest.mark.mpi
+
+COLLECTIVES = ["Allreduce", "Reduce", "Reduce_local", "Reduce_scatter", "Reduce_scatter_block",
+               "Allgather", "Allgatherv", "Gather", "Gatherv", "Scatter", "Scatterv",
+               "Alltoall", "Alltoallv", "Bcast", "Barrier"]
+REPS = 200
+ARGS = ["-msglog", "2:4", "-iter_policy", "off", "-iter", str(REPS), "-time", "600",
+        "-npmin", "100", "--no-progress"]
+
+
+@pytest.fixture(scope="module", params=[2, 4])
+def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+        ) -> tuple[int, Path, str]:
+    out = tmp_path_factory.mktemp("window") / f"w{request.param}.h5"
+    r = mpirun(request.param, "imb", "mpi1", *COLLECTIVES, *ARGS, "--sync", "window", "-o",
+               str(out), timeout=600)
+    assert r.returncode == 0, r.stderr
+    return request.param, out, r.stdout
+
+
+def test_every_collective_runs_under_the_window_policy(run: tuple[int, Path, str]) -> None:
+    nprocs, out, stdout = run
+    record = load(out)
+    names = [m.benchmark for m in record.measurements]
+    assert names == COLLECTIVES
+    for m in record.measurements:
+        assert m.nprocs == nprocs and set(m.status) == {"ok"}, (m.benchmark, m.status)
+        a = m.attrs
+        assert a["start_policy"] == "window"
+        # the calls left out are counted: valid + invalid = the calls timed, per size
+        assert [int(r) + i for r, i in zip(m.repetitions, a["invalid"], strict=True)] == \
+            [REPS] * len(m.sizes)
+        assert all(w is not None and w > 0 for w in a["window_s"])
+        clock = a["clock"]
+        assert len(clock["alpha_s"]) == len(clock["residual_s"]) == nprocs
+        assert clock["parent"][0] == -1 and clock["alpha_s"][0] == 0.0
+        assert all(0 <= p < nprocs for p in clock["parent"][1:])
+        assert all(abs(b - 1) < 1e-3 for b in clock["beta"])
+        worst = max(clock["residual_s"])
+        said = [w for w in record.attrs["warnings"] if "synchronised within" in w
+                and w.startswith(m.benchmark)]
+        # below 1 us on one node, or the run says so
+        assert worst < 1e-6 or said, (m.benchmark, worst, record.attrs["warnings"])
+    assert stdout.count("(window starts: clocks within") == len(COLLECTIVES)
+
+
+def test_the_json_rows_name_the_policy(run: tuple[int, Path, str]) -> None:
+    _, out, _ = run
+    doc = json.loads(beff("show", str(out), "--format", "json").stdout)
+    rows = [row for res in doc["results"] for row in res["rows"]]
+    assert rows and all(row["start_policy"] == "window" for row in rows)
+    assert all(row["window_us"] > 0 and row["invalid"] >= 0 for row in rows)
+
+
+def test_windows_too_narrow_make_invalid_calls_that_are_left_out(tmp_path: Path) -> None:
+    """A window of 1 ns (a test hook): nearly every call starts late on some rank, is
+    counted invalid and left out of the times."""
+    out = tmp_path / "narrow.h5"
+    r = mpirun(2, "imb", "mpi1", "Allreduce", *ARGS, "--sync", "window", "-o", str(out),
+               env={"BEFF_TEST_WINDOW_S": "1e-9"})
+    assert r.returncode == 0, r.stderr
+    (m,) = load(out).measurements
+    assert sum(m.attrs["invalid"]) > REPS * len(m.sizes) // 2, m.attrs["invalid"]
+    assert [int(r) + i for r, i in zip(m.repetitions, m.attrs["invalid"], strict=True)] == \
+        [REPS] * len(m.sizes)
+
+
+@pytest.mark.parametrize("run", [2], indirect=True)  # one pair of runs is enough
+def test_compare_tests_nothing_across_start_policies_unless_told(run: tuple[int, Path, str],
+                                                                 tmp_path: Path) -> None:
+    _, window, _ = run
+    barrier = tmp_path / "barrier.h5"
+    r = mpirun(2, "imb", "mpi1", *COLLECTIVES, *ARGS, "-o", str(barrier), timeout=600)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(beff("compare", str(barrier), str(window), "--format", "json").stdout)
+    assert {row["verdict"] for row in doc["rows"]} == {"not tested: start policies differ"}
+    assert any("start policy differs: Allreduce (2 processes) barrier vs window" in d
+               for d in doc["differences"])
+    told = json.loads(beff("compare", str(barrier), str(window), "--format", "json",
+                           "--across-policies").stdout)
+    assert "not tested: start policies differ" not in {row["verdict"] for row in told["rows"]}
+    assert told["tested"] == len(told["rows"])
