@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from beff.bench import window
 from beff.bench.registry import BenchmarkSpec, Runner
 from beff.core import capi, counts
 from beff.core.buffers import BufferSet
@@ -51,10 +52,10 @@ class Ctx:
     iter_times: np.ndarray | None = None
     iter_stride: int = 1
     iter_done: int = 0
-    # --sync window: the next timed run() call's (alpha, beta, t0, width, ends, late) for the
-    # loop's windowed twin (beff.bench.window), and how many calls ran so (None: not windowed)
-    window: tuple[Any, ...] | None = None
-    windowed: int = 0
+    # --sync window: this size's windows for the timed calls (beff.bench.window; None: not
+    # windowed), and which calls of the last timed run() were valid (None: it ran none)
+    window: Any = None
+    window_valid: np.ndarray | None = None
     # which twins the timed calls of this run use: readied (compiled or loaded) by an untimed
     # call, so that no timed call waits for a compile (beff.bench.driver)
     twins: tuple[str, ...] = ()
@@ -156,8 +157,11 @@ class Ctx:
                     if twin is not None:
                         capi.active().ready(twin)
             if self.window is not None and self.batch >= 0 and lf.windowed:
-                seconds = self.call(lf.windowed, n, *args, *self.window)
-                self.windowed += n
+                got, _ = self.window.run(self.call, lf.windowed, n, *args)
+                self.window_valid = got.valid
+                if self.iter_times is not None:  # --per-iteration: each valid call's time
+                    window.record(self, got)
+                seconds: tuple[float, ...] = (got.seconds,)
             elif self.iter_times is not None and self.batch >= 0 and lf.per_iteration:
                 seconds = self.call(lf.per_iteration, n, *args, self.iter_times,
                                     self.iter_stride, self.iter_done)

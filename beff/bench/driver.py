@@ -315,8 +315,8 @@ class Driver:
                             gcomm.Barrier()
                         parts = schedule.split_batches(n, B)
                         ctx.batches = len(parts)
-                        if ctx.twins:  # ready the twins the timed calls use (no MPI call)
-                            run_all(0)
+                        if ctx.twins:  # an untimed call readies the twins the timed use
+                            run_all(1)
                         if cfg.options.get("per_iteration"):
                             iterations.prepare(ctx, n, int(cfg.options["per_iteration_max"]))
                         if clock is not None:
@@ -401,22 +401,20 @@ class Driver:
     def _windowed(self, ctx: Ctx, run_all: Callable[[int], object], parts: list[int],
                   comm: Comm, clock: window.Clock, width: float
                   ) -> tuple[np.ndarray, list[int]]:
-        """The timed batches under the window policy: each batch's seconds of its valid
-        calls (NaN where none was valid), and how many were valid."""
+        """The timed batches under the window policy (the kernel's timed calls agree on
+        their starts, :class:`beff.bench.window.Windows`): each batch's figures over its
+        valid calls (NaN where none was valid), and how many were valid."""
         timed, valid = [], []
-        for ctx.batch, k in enumerate(parts):
-            t0, ends, late = window.plan(self.MPI, comm, clock, k)
-            ctx.window = (clock.alpha, clock.beta, t0, width, ends, late)
-            try:
-                run_all(k)
-            finally:
-                ctx.window = None
-            got = window.finish(self.MPI, comm, ends, late)
-            count = int(got.valid.sum())
-            timed.append([got.seconds if count else np.nan])
-            valid.append(count)
-            if ctx.iter_times is not None:  # --per-iteration: each valid call's time
-                window.record(ctx, got)
+        ctx.window = window.Windows(self.MPI, comm, clock, width)
+        try:
+            for ctx.batch, k in enumerate(parts):
+                ctx.window_valid = None
+                figures = np.atleast_1d(np.asarray(run_all(k), dtype=np.float64))
+                count = k if ctx.window_valid is None else int(ctx.window_valid.sum())
+                timed.append(figures if count else np.full_like(figures, np.nan))
+                valid.append(count)
+        finally:
+            ctx.window = None
         return np.array(timed, dtype=np.float64), valid
 
     def _policy(self, spec: BenchmarkSpec) -> str:

@@ -175,6 +175,25 @@ def plan(MPI: types.ModuleType, comm: Comm, clock: Clock, k: int
     return float(t0[0]), np.zeros(k), np.zeros(k, dtype=np.int64)
 
 
+@dataclass
+class Windows:
+    """A size's window policy, as its kernel's timed calls use it (``Ctx.window``)."""
+
+    MPI: types.ModuleType
+    comm: Comm
+    clock: Clock
+    width: float
+
+    def run(self, call: Any, twin: capi.LoopFunc, n: int, *args: Any
+            ) -> tuple[Batch, tuple[float, ...]]:
+        """Run the windowed loop ``twin`` for ``n`` calls (``call``: Ctx.call), collective
+        over the group: the batch's start is agreed first, its late calls after."""
+        t0, ends, late = plan(self.MPI, self.comm, self.clock, n)
+        figures = call(twin, n, *args, self.clock.alpha, self.clock.beta, t0, self.width,
+                       ends, late)
+        return finish(self.MPI, self.comm, ends, late), figures
+
+
 def finish(MPI: types.ModuleType, comm: Comm, ends: np.ndarray, late: np.ndarray) -> Batch:
     """After the windowed loop (collective over ``comm``): the calls late on any rank."""
     anywhere = np.empty_like(late)

@@ -94,3 +94,27 @@ def test_compare_tests_nothing_across_start_policies_unless_told(run: tuple[int,
                            "--across-policies").stdout)
     assert "not tested: start policies differ" not in {row["verdict"] for row in told["rows"]}
     assert told["tested"] == len(told["rows"])
+
+
+@pytest.mark.parametrize(("suite", "nprocs"), [("nbc", 2), ("nbc", 4), ("mpi4", 2)])
+def test_every_nonblocking_and_persistent_collective_runs_under_windows(
+        tmp_path: Path, suite: str, nprocs: int) -> None:
+    """IMB-NBC's and IMB-MPI4's collectives, each with its _pure twin: both passes of an
+    overlap benchmark start at common times; a call counts where both passes' were valid."""
+    from beff.bench.registry import load_suite, resolve
+
+    load_suite(suite)
+    names = [s.name for s in resolve(suite, [], [], [])]  # the defaults, then their _pure
+    names += [s.name for s in resolve(suite, [f"{n}_pure" for n in names], [], [])]
+    out = tmp_path / f"{suite}.h5"
+    r = mpirun(nprocs, "imb", suite, *names, "-msglog", "2:3", "-iter_policy", "off",
+               "-iter", "100", "-time", "600", "-npmin", "100", "--no-progress", "--sync",
+               "window", "-o", str(out), timeout=600)
+    assert r.returncode == 0, r.stderr
+    measured = load(out).measurements
+    assert sorted(m.benchmark for m in measured) == sorted(names)
+    for m in measured:
+        assert set(m.status) == {"ok"} and m.attrs["start_policy"] == "window", m.benchmark
+        assert [int(v) + i for v, i in zip(m.repetitions, m.attrs["invalid"], strict=True)] \
+            == [100] * len(m.sizes), m.benchmark
+        assert len(m.attrs["clock"]["residual_s"]) == nprocs

@@ -30,11 +30,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from beff.bench.ctx import Ctx, Tally
 from beff.bench.registry import Kind, Metric, Root, Runner, benchmark, load_suite
 from beff.core import capi, cpu
 from beff.core.buffers import BufferSet
-from beff.core.capi import F32Array, loop
+from beff.core.capi import F32Array, F64Array, I64Array, loop, windowed_of
 from beff.imb.mpi1 import coll
 from beff.imb.mpi1.coll import (
     ALLGATHER,
@@ -130,6 +132,70 @@ def overlap_loop(n: int, units: int, nbarr: int, persistent: int, work: F32Array
     return acc, comp, err
 
 
+# --sync window's twin (beff.bench.window): the same calls, each at its common start.
+@windowed_of(overlap_loop)
+def overlap_window_loop(n: int, units: int, nbarr: int, persistent: int, work: F32Array,
+                        call: int, sb: int, sn: int, ss: int, rb: int, rn: int, rs: int,
+                        scount: int, rcount: int, counts: int, displs: int, dtype: int,
+                        op: int, comm: int,
+                        nprocs: int, me: int, shift: int, sync: int, req: int, st: int,
+                        alpha: float, beta: float, t0: float, width: float, ends: F64Array,
+                        late: I64Array) -> tuple[float, float, int]:
+    """overlap_loop under the window start policy (--sync window): call i (Barrier too)
+    starts when this rank's model of the reference clock shows t0 + i * width (late[i] = 1
+    if it came after that), no -sync barrier follows it, and ends[i] is its end there less
+    that start. Returns (0, the summed CPU kernel times, OR of error codes)."""
+    err = 0
+    for _ in range(nbarr):
+        err |= C.Barrier(comm)
+    comp = 0.0
+    root = 0
+    for i in range(n):
+        s = sb + (i % sn) * ss
+        r = rb + (i % rn) * rs
+        start = (t0 + i * width - alpha) / beta
+        if C.Wtime() > start:
+            late[i] = 1
+        while C.Wtime() < start:
+            pass
+        if persistent:
+            err |= C.Start(req)
+        elif call == ALLREDUCE:
+            err |= C.Iallreduce(s, r, scount, dtype, op, comm, req)
+        elif call == REDUCE:
+            err |= C.Ireduce(s, r, scount, dtype, op, root, comm, req)
+        elif call == REDUCE_SCATTER:
+            err |= C.Ireduce_scatter(s, r, counts, dtype, op, comm, req)
+        elif call == ALLGATHER:
+            err |= C.Iallgather(s, scount, dtype, r, rcount, dtype, comm, req)
+        elif call == ALLGATHERV:
+            err |= C.Iallgatherv(s, scount, dtype, r, counts, displs, dtype, comm, req)
+        elif call == GATHER:
+            err |= C.Igather(s, scount, dtype, r, rcount, dtype, root, comm, req)
+        elif call == GATHERV:
+            err |= C.Igatherv(s, scount, dtype, r, counts, displs, dtype, root, comm, req)
+        elif call == SCATTER:
+            err |= C.Iscatter(s, scount, dtype, r, rcount, dtype, root, comm, req)
+        elif call == SCATTERV:
+            err |= C.Iscatterv(s, counts, displs, dtype, r, rcount, dtype, root, comm, req)
+        elif call == ALLTOALL:
+            err |= C.Ialltoall(s, scount, dtype, r, rcount, dtype, comm, req)
+        elif call == ALLTOALLV:
+            err |= C.Ialltoallv(s, counts, displs, dtype, r, counts, displs, dtype, comm, req)
+        elif call == BCAST:
+            err |= C.Ibcast(s if root == me else r, scount, dtype, root, comm, req)
+        else:
+            err |= C.Ibarrier(comm, req)
+        if units >= 0:
+            tc = C.Wtime()
+            C.cpu_exploit(units, work)
+            comp += C.Wtime() - tc
+        err |= C.Wait(req, st)
+        ends[i] = alpha + beta * C.Wtime() - (t0 + i * width)
+        root = (root + shift) % nprocs
+    return 0.0, comp, err
+
+
 @loop
 def persistent_init(call: int, s: int, r: int, scount: int, rcount: int, counts: int,
                     displs: int, dtype: int, op: int, comm: int, me: int, info: int,
@@ -188,29 +254,47 @@ def overlap_run(ctx: Ctx, call: int, sb: BufferSet, rb: BufferSet, t: DType, cnt
     init = (call, a.sb, a.rb, a.scount, a.rcount, a.counts, a.displs, a.dtype, a.op, a.comm,
             a.me, ctx.handle(ctx.MPI.INFO_NULL), req)
 
-    def one_pass(n: int, units: int, nbarr: int) -> tuple[float, float]:
+    def one_pass(n: int, units: int, nbarr: int) -> tuple[float, float, np.ndarray | None]:
+        """A pass's summed times and CPU kernel time, and under --sync window each call's
+        time (NaN: invalid, a start late on some rank)."""
         if persistent:
             ctx.call(persistent_init, *init)
-        seconds, comp = ctx.call(overlap_loop, n, units, nbarr, int(persistent), work, *a,
-                                 pure_step if units < 0 else step, int(ctx.cfg.options.sync),
-                                 req, st)
+        args = (n, units, nbarr, int(persistent), work, *a, pure_step if units < 0 else step,
+                int(ctx.cfg.options.sync), req, st)
+        ends = None
+        if ctx.batch < 0 and "windowed" in ctx.twins:  # ready before any timed call
+            capi.active().ready(overlap_window_loop)
+        if ctx.window is not None and ctx.batch >= 0:
+            got, (_, comp) = ctx.window.run(ctx.call, overlap_window_loop, *args)
+            ends = np.where(got.valid, got.ends, np.nan)
+            seconds = got.seconds
+        else:
+            seconds, comp = ctx.call(overlap_loop, *args)
         if persistent:
             ctx.call(request_free, req)
-        return seconds, comp
+        return seconds, comp, ends
 
     def run(n: int) -> float | tuple[float, float, float]:
         # Both passes start with N_BARR barriers, as IMB's (IMB_iallreduce_pure and the
         # others): without them the first iteration of every batch but the first would
         # absorb the ranks' skew from the Python between batches.
-        t_pure, _ = one_pass(n, -1, N_BARR)
+        t_pure, _, pure_ends = one_pass(n, -1, N_BARR)
         tally.runs.append(n)
+        if pure_ends is not None:
+            ctx.window_valid = np.isfinite(pure_ends)
         if not overlap:
             return t_pure
         per_second = cpu.rate(capi.active().name)
         units = cpu.units_for(t_pure / n, per_second)
         ctx.prepare("cpu_units", units)
         ctx.prepare("cpu_units_per_s", per_second)
-        t_ovrl, t_cpu = one_pass(n, units, N_BARR)
+        t_ovrl, t_cpu, ovrl_ends = one_pass(n, units, N_BARR)
+        if pure_ends is not None and ovrl_ends is not None:
+            # a call counts where both passes' were valid: the metrics share their counts
+            both = np.isfinite(pure_ends) & np.isfinite(ovrl_ends)
+            ctx.window_valid = both
+            share = both.sum() / max(1, n)
+            return float(ovrl_ends[both].sum()), float(pure_ends[both].sum()), t_cpu * share
         return t_ovrl, t_pure, t_cpu
 
     return run
