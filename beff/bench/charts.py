@@ -87,13 +87,18 @@ def series_label(m: Measurement, group: int | None = None) -> str:
         label += f", group {group}"
     elif m.ngroups > 1:
         label += f", {m.ngroups} groups"
-    return label
+    return label + _policy(m)
+
+
+def _policy(m: Measurement) -> str:
+    """``--sync window``'s results say so in every series (IMB's barrier start: nothing)."""
+    return ", window starts" if m.attrs.get("start_policy") == "window" else ""
 
 
 def _sync_label(m: Measurement, group: int | None) -> str:
     """A series of a benchmark without sizes (Barrier): its name, mode and group."""
     return m.benchmark + (f", {m.mode}" if m.mode else "") + (
-        f", group {group}" if group is not None else "")
+        f", group {group}" if group is not None else "") + _policy(m)
 
 
 def _key(m: Measurement, group: int | None) -> tuple[str, int] | tuple[str, int, int]:
