@@ -66,6 +66,15 @@ def test_the_json_rows_name_the_policy(run: tuple[int, Path, str]) -> None:
     assert all(row["window_us"] > 0 and row["invalid"] >= 0 for row in rows)
 
 
+@pytest.mark.parametrize("run", [2], indirect=True)
+def test_the_report_names_the_policy(run: tuple[int, Path, str], tmp_path: Path) -> None:
+    _, out, _ = run
+    page = tmp_path / "w.html"
+    r = beff("report", str(out), "-o", str(page))
+    assert r.returncode == 0, r.stderr
+    assert "np=2, window starts" in page.read_text()
+
+
 def test_windows_too_narrow_make_invalid_calls_that_are_left_out(tmp_path: Path) -> None:
     """A window of 1 ns (a test hook): nearly every call starts late on some rank, is
     counted invalid and left out of the times."""
