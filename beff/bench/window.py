@@ -89,6 +89,13 @@ class Clock:
     fitted_at: float  # MPI_Wtime when the model was made
     fits: int = 1  # how many times the clocks were fitted (1 + resynchronisations)
     residual_max: float = 0.0  # the group's largest residual (set by the engine)
+    # half the shortest round trips along the path, summed: what a link slower one way than
+    # the other can shift the offset by, unseen by any ping-pong (s)
+    uncertainty: float = 0.0
+    # this rank's system clock (CLOCK_REALTIME) less its MPI_Wtime, read together: where the
+    # hosts' system clocks agree (one machine, or good PTP), their differences are the true
+    # offsets, a check on the fitted ones
+    system_minus_wtime: float = 0.0
 
     def predicted_error(self, now: float) -> float:
         return self.drift_error * max(0.0, now - self.fitted_at)
@@ -131,20 +138,25 @@ def synchronize(MPI: types.ModuleType, comm: Comm, node_of: list[int]) -> Clock:
                                  for c in range(P) if parents[c] >= 0}, parents)
         composed = np.array([[m.alpha, m.beta, *_along(c, parents, rows)]
                              for c, m in enumerate(models)])
-    got = np.empty(4)
+    got = np.empty(5)
     comm.Scatter(composed, got, root=0)
+    wtime = MPI.Wtime()
+    system = time.time()
     return Clock(float(got[0]), float(got[1]), float(got[2]), float(got[3]),
-                 float(mine[5]), parent, MPI.Wtime())
+                 float(mine[5]), parent, MPI.Wtime(), uncertainty=float(got[4]),
+                 system_minus_wtime=system - wtime)
 
 
-def _along(rank: int, parents: list[int], rows: np.ndarray) -> tuple[float, float]:
-    """The residuals and drift errors of the fits on ``rank``'s path to the root, summed."""
-    residual = drift = 0.0
+def _along(rank: int, parents: list[int], rows: np.ndarray) -> tuple[float, float, float]:
+    """The residuals, drift errors and half round trips of the fits on ``rank``'s path to
+    the root, each summed."""
+    residual = drift = half_rtt = 0.0
     while parents[rank] >= 0:
         residual += float(rows[rank, 3])
         drift += float(rows[rank, 4])
+        half_rtt += 0.5 * float(rows[rank, 5])
         rank = parents[rank]
-    return residual, drift
+    return residual, drift, half_rtt
 
 
 def _check(result: tuple[float, int]) -> None:
@@ -218,20 +230,26 @@ def clock_row(clock: Clock | None) -> tuple[float, ...] | None:
     if clock is None:
         return None
     return (clock.alpha, clock.beta, clock.residual, clock.drift_error, clock.min_rtt,
-            float(clock.parent), float(clock.fits))
+            float(clock.parent), float(clock.fits), clock.uncertainty,
+            clock.system_minus_wtime, clock.fitted_at)
 
 
 def attrs(rows: Any, widths: np.ndarray, invalid: np.ndarray,
           resynced: list[int]) -> dict[str, Any]:
     """The measurement's record of the policy: every rank's clock model and fit, each size's
     window width and invalid calls, and before which sizes the clocks were fitted again."""
-    table = np.array([r for r in rows if r is not None], dtype=np.float64).reshape(-1, 7)
+    table = np.array([r for r in rows if r is not None], dtype=np.float64).reshape(-1, 10)
+    # the offset where it was fitted (alpha is the line's value at MPI_Wtime 0, far away)
+    offset = table[:, 0] + (table[:, 1] - 1.0) * table[:, 9]
     return {
         "start_policy": "window",
-        "clock": {"alpha_s": table[:, 0].tolist(), "beta": table[:, 1].tolist(),
+        "clock": {"offset_s": offset.tolist(), "fitted_at_s": table[:, 9].tolist(),
+                  "alpha_s": table[:, 0].tolist(), "beta": table[:, 1].tolist(),
                   "residual_s": table[:, 2].tolist(), "drift_error": table[:, 3].tolist(),
                   "min_rtt_s": table[:, 4].tolist(), "parent": table[:, 5].astype(int).tolist(),
                   "fits": int(table[:, 6].max()) if len(table) else 0,
+                  "uncertainty_s": table[:, 7].tolist(),
+                  "system_minus_wtime_s": table[:, 8].tolist(),
                   "method": f"hierarchical tree of ping-pongs (JK/HCA): {FIT_POINTS} fit "
                             f"points of {PINGPONGS} ping-pongs, {FIT_GAP_S * 1e3:g} ms apart, "
                             "shortest round trip each, least-squares line"},
