@@ -56,6 +56,9 @@ class Ctx:
     # windowed), and which calls of the last timed run() were valid (None: it ran none)
     window: Any = None
     window_valid: np.ndarray | None = None
+    # and this size's valid calls' times as the window policy defines them (the latest end
+    # over the ranks less the common start), summed, with their count
+    window_latest: list[float] = field(default_factory=lambda: [0.0, 0.0])
     # which twins the timed calls of this run use: readied (compiled or loaded) by an untimed
     # call, so that no timed call waits for a compile (beff.bench.driver)
     twins: tuple[str, ...] = ()
@@ -68,6 +71,7 @@ class Ctx:
         self.batch = -1
         self.iter_times = None
         self.iter_done = 0
+        self.window_latest = [0.0, 0.0]
 
     def prepare(self, name: str, value: float) -> None:
         """Record a figure of this size's preparation (e.g. a calibration); it is stored per
@@ -159,6 +163,8 @@ class Ctx:
             if self.window is not None and self.batch >= 0 and lf.windowed:
                 got, _ = self.window.run(self.call, lf.windowed, n, *args)
                 self.window_valid = got.valid
+                self.window_latest[0] += float(got.latest[got.valid].sum())
+                self.window_latest[1] += float(got.valid.sum())
                 if self.iter_times is not None:  # --per-iteration: each valid call's time
                     window.record(self, got)
                 seconds: tuple[float, ...] = (got.seconds,)

@@ -242,6 +242,7 @@ class Driver:
         clock = (self._synchronize(gcomm) if cfg.options.get("start_policy") == "window"
                  and spec.kind in (Kind.COLLECTIVE, Kind.SYNC) else None)
         widths, invalid, resynced = np.full(S, np.nan), np.zeros(S, dtype=np.int64), []
+        latest = np.full(S, np.nan)  # per size: the calls' latest end less the start, mean
         ctx.twins = (("windowed",) if clock is not None else ()) + (
             ("per_iteration",) if cfg.options.get("per_iteration") else ())
         strides: list[int] = []  # and which: every stride-th of the size's timed ones
@@ -329,6 +330,9 @@ class Driver:
                                                           float(widths[i]))
                             invalid[i] = n - sum(parts)
                             n = sum(parts)
+                            total, count = ctx.window_latest
+                            if count:
+                                latest[i] = total / count
                         else:
                             timed = np.array([np.atleast_1d(run_all(k)) for ctx.batch, k
                                               in enumerate(parts)], dtype=np.float64)
@@ -370,8 +374,8 @@ class Driver:
                       for name in dict.fromkeys(n for p in preps for n in p)},
             attrs={**({"failure": failure} if failure else {}), **ctx.attrs,
                    **({"iteration_stride": strides} if strides else {}),
-                   **(window.attrs(clocks, widths, invalid, resynced) if clock is not None
-                      else {})},
+                   **(window.attrs(clocks, widths, invalid, resynced, latest)
+                      if clock is not None else {})},
             iterations=iterations.stack(singles, S) if cfg.options.get("per_iteration")
             else None)
 

@@ -457,11 +457,15 @@ def measurement_rows(m: Measurement) -> list[dict[str, Any]]:
 
 
 def _window_row(m: Measurement, i: int) -> dict[str, Any]:
-    """--sync window's figures of size ``i`` (JSON): the policy, the window and the invalid
-    calls left out."""
+    """--sync window's figures of size ``i`` (JSON): the policy, the window, the invalid
+    calls left out, and the mean over the valid calls of each one's latest end over the
+    ranks less its common start (the policy's time of a call; t_max is the slowest rank's
+    mean)."""
     width = (m.attrs.get("window_s") or [None] * len(m.sizes))[i]
+    latest = (m.attrs.get("window_time_s") or [None] * len(m.sizes))[i]
     return {"start_policy": "window", "window_us": None if width is None else width * 1e6,
-            "invalid": (m.attrs.get("invalid") or [0] * len(m.sizes))[i]}
+            "invalid": (m.attrs.get("invalid") or [0] * len(m.sizes))[i],
+            "t_window_us": None if latest is None else latest * 1e6}
 
 
 # ----------------------------------------------------------------------------- lines

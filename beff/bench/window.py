@@ -176,6 +176,7 @@ class Batch:
     seconds: float  # the sum over the batch's valid calls of this rank's end less the start
     valid: np.ndarray  # bool[k]: no rank was late
     ends: np.ndarray  # float[k]: this rank's end less the start (s, the root's clock)
+    latest: np.ndarray  # float[k]: the latest end over the ranks less the start: the call's
 
 
 def plan(MPI: types.ModuleType, comm: Comm, clock: Clock, k: int
@@ -210,8 +211,10 @@ def finish(MPI: types.ModuleType, comm: Comm, ends: np.ndarray, late: np.ndarray
     """After the windowed loop (collective over ``comm``): the calls late on any rank."""
     anywhere = np.empty_like(late)
     comm.Allreduce(late, anywhere, op=MPI.MAX)
+    latest = np.empty_like(ends)
+    comm.Allreduce(ends, latest, op=MPI.MAX)
     valid = anywhere == 0
-    return Batch(float(ends[valid].sum()), valid, ends)
+    return Batch(float(ends[valid].sum()), valid, ends, latest)
 
 
 def record(ctx: Any, batch: Batch) -> None:
@@ -234,10 +237,12 @@ def clock_row(clock: Clock | None) -> tuple[float, ...] | None:
             clock.system_minus_wtime, clock.fitted_at)
 
 
-def attrs(rows: Any, widths: np.ndarray, invalid: np.ndarray,
-          resynced: list[int]) -> dict[str, Any]:
+def attrs(rows: Any, widths: np.ndarray, invalid: np.ndarray, resynced: list[int],
+          latest: np.ndarray) -> dict[str, Any]:
     """The measurement's record of the policy: every rank's clock model and fit, each size's
-    window width and invalid calls, and before which sizes the clocks were fitted again."""
+    window width, invalid calls and mean time of its valid calls (each the latest end over
+    the ranks less the common start; NaN where the kernel's passes give no one such time:
+    IMB-NBC's), and before which sizes the clocks were fitted again."""
     table = np.array([r for r in rows if r is not None], dtype=np.float64).reshape(-1, 10)
     # the offset where it was fitted (alpha is the line's value at MPI_Wtime 0, far away)
     offset = table[:, 0] + (table[:, 1] - 1.0) * table[:, 9]
@@ -255,5 +260,6 @@ def attrs(rows: Any, widths: np.ndarray, invalid: np.ndarray,
                             "shortest round trip each, least-squares line"},
         "window_s": [None if not np.isfinite(w) else float(w) for w in widths],
         "invalid": [int(v) for v in invalid],
+        "window_time_s": [None if not np.isfinite(t) else float(t) for t in latest],
         "resynced_before_bytes": resynced,
     }

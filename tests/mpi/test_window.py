@@ -64,6 +64,9 @@ def test_the_json_rows_name_the_policy(run: tuple[int, Path, str]) -> None:
     rows = [row for res in doc["results"] for row in res["rows"]]
     assert rows and all(row["start_policy"] == "window" for row in rows)
     assert all(row["window_us"] > 0 and row["invalid"] >= 0 for row in rows)
+    # a call's time is its latest end over the ranks less the start: on average at least
+    # the slowest rank's mean (t_max)
+    assert all(row["t_window_us"] >= row["t_max_us"] * (1 - 1e-9) for row in rows), rows
 
 
 @pytest.mark.parametrize("run", [2], indirect=True)
