@@ -322,8 +322,11 @@ class Comparison:
         return sum(bool(np.isfinite(r.p)) for r in self.rows)
 
     def counts(self) -> dict[str, int]:
-        return {v: sum(r.verdict == v for r in self.rows)
-                for v in (SLOWER, FASTER, SAME, UNTESTED, POLICIES)}
+        counts = {v: sum(r.verdict == v for r in self.rows)
+                  for v in (SLOWER, FASTER, SAME, UNTESTED, POLICIES)}
+        if not counts[POLICIES]:  # only runs of two start policies have such rows
+            del counts[POLICIES]
+        return counts
 
     def geometric_mean(self) -> tuple[float, int]:
         ratios = np.array([r.ratio for r in self.rows if np.isfinite(r.ratio) and r.ratio > 0])

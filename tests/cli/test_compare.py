@@ -84,11 +84,13 @@ def test_show_gives_the_interval_and_stability_in_every_format(tmp_path: Path) -
         samples[1, :, 3] *= 1.5
         f[PINGPONG]["samples"][...] = samples
     csv = beff("show", str(a), "--format", "csv").stdout.splitlines()
+    # the tail latencies of --per-iteration came after them, last (empty without it)
     assert csv[0].endswith(",overlap_pct,t_avg_ci_low_us,t_avg_ci_high_us,batches,batch_cv,"
-                           "stable")
+                           "stable,p50_us,p90_us,p99_us,max_us")
     rows = [line.split(",") for line in csv[1:] if line.startswith("mpi1,PingPong")]
-    assert [row[-1] for row in rows] == ["True", "False", "True", "True"]
-    assert all(float(row[-5]) < float(row[9]) < float(row[-4]) for row in rows)
+    assert [row[-5] for row in rows] == ["True", "False", "True", "True"]
+    assert all(row[-4:] == ["", "", "", ""] for row in rows)
+    assert all(float(row[-9]) < float(row[9]) < float(row[-8]) for row in rows)  # the CI
     doc = json.loads(beff("show", str(a), "--format", "json").stdout)
     ping = doc["results"][0]
     assert "bootstrap" in ping["statistics"]["t_avg_ci"]

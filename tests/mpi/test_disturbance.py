@@ -52,12 +52,15 @@ def test_a_run_beside_two_cpu_burners_is_marked_disturbed(tmp_path: Path) -> Non
     assert "disturbed run" in r.stderr  # said during the run, as the other warnings
 
 
-def test_the_record_holds_the_jobs_own_cpu_time_and_the_nodes(tmp_path: Path) -> None:
-    """The stored figures are what the processes used: the ranks' CPU seconds between the
-    first and last sample are at most what the whole launch took (its children's rusage:
-    ranks, launcher, start-up) and at least a part of it; the node's busy seconds include
-    them. The verdict is the record's own arithmetic: an interval is disturbed exactly when
-    (busy - job) / (wall x CPUs) is above the stored share."""
+@pytest.mark.quiet  # alone: the other tests' jobs would disturb it (tests/conftest.py)
+def test_a_quiet_run_is_not_marked_and_its_record_holds_the_jobs_cpu_time(
+        tmp_path: Path) -> None:
+    """Run alone, the job is not marked disturbed. The stored figures are what the processes
+    used: the ranks' CPU seconds between the first and last sample are at most what the
+    whole launch took (its children's rusage: ranks, launcher, start-up) and at least a part
+    of it; the node's busy seconds include them. The verdict is the record's own arithmetic:
+    an interval is disturbed exactly when (busy - job) / (wall x CPUs) is above the stored
+    share."""
     out = tmp_path / "quiet.h5"
     before = children_cpu()
     r = mpirun(2, *ARGS, "-o", str(out), timeout=600)
@@ -81,3 +84,4 @@ def test_the_record_holds_the_jobs_own_cpu_time_and_the_nodes(tmp_path: Path) ->
         assert (i in disturbance.disturbed(record)) == (i.share > record["share"])
     marked = any(w.startswith("disturbed run") for w in load(out).attrs["warnings"])
     assert marked == bool(disturbance.disturbed(record))
+    assert not marked, disturbance.intervals(record)
