@@ -171,6 +171,24 @@ def test_sbatch_of_the_shipped_script_runs_b_eff_and_imb(slurm: slurmcluster.Slu
     assert f"batch: slurm job {job} step 0" in shown and "b_effSHORT =" in shown, shown
 
 
+# ReFrame's checks before the time-limit test: they run while the time-limited job waits
+# for its limit (it starts with the module).
+def test_reframe_checks_on_the_slurm_partition(slurm: slurmcluster.Slurm,
+                                               tmp_path: Path) -> None:
+    """share/integrations/reframe on its slurm partition: ReFrame submits each check with
+    sbatch to the test Slurm (which has no accounting, hence its squeue scheduler), srun
+    starts beff, and the perflog holds the figures beff show gives for the kept files, whose
+    batch job is recorded."""
+    from tests.integrations import test_reframe
+
+    proc = test_reframe.run_checks(tmp_path, "slurm", {"BEFF_RFM_SLURM_SCHEDULER": "squeue"})
+    test_reframe.assert_every_check_passed(proc, tmp_path)
+    docs = test_reframe.assert_perflogs_hold_beff_show_figures(proc, tmp_path, "slurm")
+    for doc in docs:
+        batch = doc["run"]["batch"]
+        assert batch["scheduler"] == "slurm" and batch["job_id"].isdigit(), batch
+
+
 @pytest.fixture(scope="module", autouse=True)
 def time_limited(slurm: slurmcluster.Slurm, tmp_path_factory: pytest.TempPathFactory
                  ) -> tuple[str, Path]:
@@ -215,19 +233,3 @@ def test_a_job_past_its_time_limit_keeps_every_finished_result(
     launches = record.attrs["launches"]
     assert [launch["status"] for launch in launches] == ["aborted", "complete"]
     assert launches[0]["batch"]["job_id"] == job != launches[1]["batch"]["job_id"]
-
-
-def test_reframe_checks_on_the_slurm_partition(slurm: slurmcluster.Slurm,
-                                               tmp_path: Path) -> None:
-    """share/integrations/reframe on its slurm partition: ReFrame submits each check with
-    sbatch to the test Slurm (which has no accounting, hence its squeue scheduler), srun
-    starts beff, and the perflog holds the figures beff show gives for the kept files, whose
-    batch job is recorded."""
-    from tests.integrations import test_reframe
-
-    proc = test_reframe.run_checks(tmp_path, "slurm", {"BEFF_RFM_SLURM_SCHEDULER": "squeue"})
-    test_reframe.assert_every_check_passed(proc, tmp_path)
-    docs = test_reframe.assert_perflogs_hold_beff_show_figures(proc, tmp_path, "slurm")
-    for doc in docs:
-        batch = doc["run"]["batch"]
-        assert batch["scheduler"] == "slurm" and batch["job_id"].isdigit(), batch
