@@ -409,7 +409,9 @@ class Driver:
         their starts, :class:`beff.bench.window.Windows`): each batch's figures over its
         valid calls (NaN where none was valid), and how many were valid."""
         timed, valid = [], []
-        ctx.window = window.Windows(self.MPI, comm, clock, width)
+        own = runtime.own
+        crowded = int(own.get("local_size", 1)) > max(1, int(own.get("ncpus", 1) or 1))
+        ctx.window = window.Windows(self.MPI, comm, clock, width, share=crowded)
         try:
             for ctx.batch, k in enumerate(parts):
                 ctx.window_valid = None

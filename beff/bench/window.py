@@ -196,6 +196,7 @@ class Windows:
     comm: Comm
     clock: Clock
     width: float
+    share: bool = False  # more ranks than CPUs on this node: yield while waiting
 
     def run(self, call: Any, twin: capi.LoopFunc, n: int, *args: Any
             ) -> tuple[Batch, tuple[float, ...]]:
@@ -203,7 +204,7 @@ class Windows:
         over the group: the batch's start is agreed first, its late calls after."""
         t0, ends, late = plan(self.MPI, self.comm, self.clock, n)
         figures = call(twin, n, *args, self.clock.alpha, self.clock.beta, t0, self.width,
-                       ends, late)
+                       ends, late, int(self.share))
         return finish(self.MPI, self.comm, ends, late), figures
 
 

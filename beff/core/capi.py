@@ -136,7 +136,7 @@ RMA3 = ("Win_lock_all", "Win_unlock_all", "Win_flush", "Win_flush_local", "Win_f
 OPTIONAL = frozenset(PERSISTENT) | frozenset(RMA3)
 # Functions of the C library, not of MPI (bound under their own names, where present): the
 # threads of IMB-MT meet at a pthread barrier where IMB-MT's meet at an OpenMP one.
-LIBC = {"pthread_barrier_wait": "i:p"}
+LIBC = {"pthread_barrier_wait": "i:p", "sched_yield": "i:"}
 
 # Array parameter annotations a loop may use, with their numba types (loop() reads them as
 # text; at run time the names are plain ndarray: numpy.typing would cost a run an import).
@@ -258,9 +258,10 @@ def per_iteration_of(timed: LoopFunc) -> Callable[[Callable[..., Any]], LoopFunc
 def windowed_of(timed: LoopFunc) -> Callable[[Callable[..., Any]], LoopFunc]:
     """Register the decorated function as ``timed``'s twin for ``--sync window``: it takes
     ``timed``'s parameters and then ``alpha: float, beta: float, t0: float, width: float,
-    ends: F64Array, late: I64Array``; call i waits for the local time at which this rank's
-    clock model (reference = alpha + beta * local) shows ``t0 + i * width`` (``late[i] = 1``
-    if it was already past), and ``ends[i]`` gets its end on the reference clock less that
+    ends: F64Array, late: I64Array, share: int``; call i waits for the local time at which
+    this rank's clock model (reference = alpha + beta * local) shows ``t0 + i * width``
+    (``late[i] = 1`` if it was already past), spinning (with sched_yield where ``share``: an
+    oversubscribed node), and ``ends[i]`` gets its end on the reference clock less that
     start."""
 
     def register(func: Callable[..., Any]) -> LoopFunc:
@@ -624,7 +625,8 @@ def barrier_loop(n: int, comm: int) -> tuple[float, int]:
 
 @windowed_of(barrier_loop)
 def barrier_window_loop(n: int, comm: int, alpha: float, beta: float, t0: float,
-                        width: float, ends: F64Array, late: I64Array) -> tuple[float, int]:
+                        width: float, ends: F64Array, late: I64Array,
+                        share: int) -> tuple[float, int]:
     """barrier_loop under the window start policy: each MPI_Barrier at its common start."""
     err = 0
     for i in range(n):
@@ -632,7 +634,8 @@ def barrier_window_loop(n: int, comm: int, alpha: float, beta: float, t0: float,
         if C.Wtime() > start:
             late[i] = 1
         while C.Wtime() < start:
-            pass
+            if share:
+                C.sched_yield()
         err |= C.Barrier(comm)
         ends[i] = alpha + beta * C.Wtime() - (t0 + i * width)
     return 0.0, err

@@ -121,7 +121,8 @@ def collective_window_loop(n: int, call: int, sb: int, sn: int, ss: int, rb: int
                            rs: int, scount: int, rcount: int, counts: int, displs: int,
                            dtype: int, op: int, comm: int, nprocs: int, me: int, shift: int,
                            sync: int, alpha: float, beta: float, t0: float, width: float,
-                           ends: F64Array, late: I64Array) -> tuple[float, int]:
+                           ends: F64Array, late: I64Array, share: int
+                           ) -> tuple[float, int]:
     """collective_loop under the window start policy (--sync window): call i starts when
     this rank's model of the reference clock shows t0 + i * width (late[i] = 1 if it came
     after that), no barrier follows it, and ends[i] is its end there less that start."""
@@ -134,7 +135,8 @@ def collective_window_loop(n: int, call: int, sb: int, sn: int, ss: int, rb: int
         if C.Wtime() > start:
             late[i] = 1
         while C.Wtime() < start:
-            pass
+            if share:
+                C.sched_yield()
         if call == ALLREDUCE:
             err |= C.Allreduce(s, r, scount, dtype, op, comm)
         elif call == REDUCE:

@@ -140,7 +140,7 @@ def overlap_window_loop(n: int, units: int, nbarr: int, persistent: int, work: F
                         op: int, comm: int,
                         nprocs: int, me: int, shift: int, sync: int, req: int, st: int,
                         alpha: float, beta: float, t0: float, width: float, ends: F64Array,
-                        late: I64Array) -> tuple[float, float, int]:
+                        late: I64Array, share: int) -> tuple[float, float, int]:
     """overlap_loop under the window start policy (--sync window): call i (Barrier too)
     starts when this rank's model of the reference clock shows t0 + i * width (late[i] = 1
     if it came after that), no -sync barrier follows it, and ends[i] is its end there less
@@ -157,7 +157,8 @@ def overlap_window_loop(n: int, units: int, nbarr: int, persistent: int, work: F
         if C.Wtime() > start:
             late[i] = 1
         while C.Wtime() < start:
-            pass
+            if share:
+                C.sched_yield()
         if persistent:
             err |= C.Start(req)
         elif call == ALLREDUCE:
