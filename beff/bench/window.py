@@ -89,8 +89,8 @@ class Clock:
     fitted_at: float  # MPI_Wtime when the model was made
     fits: int = 1  # how many times the clocks were fitted (1 + resynchronisations)
     residual_max: float = 0.0  # the group's largest residual (set by the engine)
-    # half the shortest round trips along the path, summed: what a link slower one way than
-    # the other can shift the offset by, unseen by any ping-pong (s)
+    # half the longest kept round trips along the path, summed: what a link slower one way
+    # than the other can shift the offset by, unseen by any ping-pong (s)
     uncertainty: float = 0.0
     # this rank's system clock (CLOCK_REALTIME) less its MPI_Wtime, read together: where the
     # hosts' system clocks agree (one machine, or good PTP), their differences are the true
@@ -127,9 +127,9 @@ def synchronize(MPI: types.ModuleType, comm: Comm, node_of: list[int]) -> Clock:
                     points[f] = out.reshape(PINGPONGS, 3)
                 parent, fit = ref, clocks.fit(points)
     mine = np.array([parent, *(
-        (fit.model.alpha, fit.model.beta, fit.residual, fit.drift_error, fit.min_rtt)
-        if fit is not None else (0.0, 1.0, 0.0, 0.0, 0.0))])
-    rows = np.empty((P, 6)) if me == 0 else None
+        (fit.model.alpha, fit.model.beta, fit.residual, fit.drift_error, fit.min_rtt,
+         fit.max_rtt) if fit is not None else (0.0, 1.0, 0.0, 0.0, 0.0, 0.0))])
+    rows = np.empty((P, 7)) if me == 0 else None
     comm.Gather(mine, rows, root=0)
     composed = None
     if rows is not None:
@@ -140,21 +140,31 @@ def synchronize(MPI: types.ModuleType, comm: Comm, node_of: list[int]) -> Clock:
                              for c, m in enumerate(models)])
     got = np.empty(5)
     comm.Scatter(composed, got, root=0)
-    wtime = MPI.Wtime()
-    system = time.time()
     return Clock(float(got[0]), float(got[1]), float(got[2]), float(got[3]),
                  float(mine[5]), parent, MPI.Wtime(), uncertainty=float(got[4]),
-                 system_minus_wtime=system - wtime)
+                 system_minus_wtime=system_minus_wtime(MPI))
+
+
+def system_minus_wtime(MPI: types.ModuleType, tries: int = 5) -> float:
+    """The system clock less MPI_Wtime, from the reading of the system clock between two of
+    MPI_Wtime that were closest together (a preemption between the reads would add to it)."""
+    best = (float("inf"), 0.0)
+    for _ in range(tries):
+        before = MPI.Wtime()
+        system = time.time()
+        after = MPI.Wtime()
+        best = min(best, (after - before, system - 0.5 * (before + after)))
+    return best[1]
 
 
 def _along(rank: int, parents: list[int], rows: np.ndarray) -> tuple[float, float, float]:
-    """The residuals, drift errors and half round trips of the fits on ``rank``'s path to
-    the root, each summed."""
+    """The residuals, drift errors and half the longest kept round trips of the fits on
+    ``rank``'s path to the root, each summed."""
     residual = drift = half_rtt = 0.0
     while parents[rank] >= 0:
         residual += float(rows[rank, 3])
         drift += float(rows[rank, 4])
-        half_rtt += 0.5 * float(rows[rank, 5])
+        half_rtt += 0.5 * float(rows[rank, 6])
         rank = parents[rank]
     return residual, drift, half_rtt
 

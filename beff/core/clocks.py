@@ -66,6 +66,10 @@ class Fit:
     residual: float  # RMS distance of the fit points from the line, seconds
     min_rtt: float  # the shortest round trip kept, seconds
     drift_error: float = 0.0  # standard error of the drift, s/s (0: one fit point)
+    # the longest of the round trips kept (one per fit point): an asymmetry of the link can
+    # have moved each fit point's offset by up to half its round trip, so the line by up to
+    # half this
+    max_rtt: float = 0.0
 
 
 def offset_point(send: float, stamp: float, receive: float) -> tuple[float, float]:
@@ -93,9 +97,10 @@ def fit(points: npt.ArrayLike) -> Fit:
     pts = np.array([offset_point(*b) for b in best])
     mids, offs = pts[:, 0], pts[:, 1]
     rtt = min(e - s for s, _, e in best)
+    longest = max(e - s for s, _, e in best)
     if len(best) == 1:
         o = float(offs[0])
-        return Fit(Affine(-o, 1.0), o, 0.0, 0.0, rtt)
+        return Fit(Affine(-o, 1.0), o, 0.0, 0.0, rtt, max_rtt=longest)
     # offset(local) = a + b * local, centred for accuracy (times are ~1e9 s since the epoch)
     centre = float(mids.mean())
     x = mids - centre
@@ -108,7 +113,7 @@ def fit(points: npt.ArrayLike) -> Fit:
     drift_error = (residual * math.sqrt(n / (n - 2)) / math.sqrt(spread)
                    if n > 2 and spread > 0 else 0.0)
     # reference = local - offset(local) = -a + (1 - b) * local
-    return Fit(Affine(-a, 1.0 - b), a, b, residual, rtt, drift_error)
+    return Fit(Affine(-a, 1.0 - b), a, b, residual, rtt, drift_error, longest)
 
 
 def tree_rounds(n: int) -> list[list[tuple[int, int]]]:
