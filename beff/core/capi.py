@@ -623,6 +623,19 @@ def barrier_loop(n: int, comm: int) -> tuple[float, int]:
     return C.Wtime() - t0, err
 
 
+@helper
+def window_wait(start: float, share: int) -> int:
+    """--sync window, before a call: 1 if this rank is already past ``start`` (the local time
+    of the call's common start: the call is late), else 0 once MPI_Wtime has reached it,
+    spinning (with sched_yield where ``share``: more ranks than CPUs on the node)."""
+    if C.Wtime() > start:
+        return 1
+    while C.Wtime() < start:
+        if share:
+            C.sched_yield()
+    return 0
+
+
 @windowed_of(barrier_loop)
 def barrier_window_loop(n: int, comm: int, alpha: float, beta: float, t0: float,
                         width: float, ends: F64Array, late: I64Array,
@@ -630,12 +643,7 @@ def barrier_window_loop(n: int, comm: int, alpha: float, beta: float, t0: float,
     """barrier_loop under the window start policy: each MPI_Barrier at its common start."""
     err = 0
     for i in range(n):
-        start = (t0 + i * width - alpha) / beta
-        if C.Wtime() > start:
-            late[i] = 1
-        while C.Wtime() < start:
-            if share:
-                C.sched_yield()
+        late[i] = C.window_wait((t0 + i * width - alpha) / beta, share)
         err |= C.Barrier(comm)
         ends[i] = alpha + beta * C.Wtime() - (t0 + i * width)
     return 0.0, err

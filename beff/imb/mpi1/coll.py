@@ -131,12 +131,7 @@ def collective_window_loop(n: int, call: int, sb: int, sn: int, ss: int, rb: int
     for i in range(n):
         s = sb + (i % sn) * ss
         r = rb + (i % rn) * rs
-        start = (t0 + i * width - alpha) / beta
-        if C.Wtime() > start:
-            late[i] = 1
-        while C.Wtime() < start:
-            if share:
-                C.sched_yield()
+        late[i] = C.window_wait((t0 + i * width - alpha) / beta, share)
         if call == ALLREDUCE:
             err |= C.Allreduce(s, r, scount, dtype, op, comm)
         elif call == REDUCE:

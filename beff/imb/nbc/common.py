@@ -153,12 +153,7 @@ def overlap_window_loop(n: int, units: int, nbarr: int, persistent: int, work: F
     for i in range(n):
         s = sb + (i % sn) * ss
         r = rb + (i % rn) * rs
-        start = (t0 + i * width - alpha) / beta
-        if C.Wtime() > start:
-            late[i] = 1
-        while C.Wtime() < start:
-            if share:
-                C.sched_yield()
+        late[i] = C.window_wait((t0 + i * width - alpha) / beta, share)
         if persistent:
             err |= C.Start(req)
         elif call == ALLREDUCE:
