@@ -587,10 +587,12 @@ def load(path: str | Path) -> RunRecord:
             if now is None and before is not None:  # removed while HDF5 opened it
                 raise FileNotFoundError(errno.ENOENT, "removed while being read",
                                         str(path)) from exc
-            if now is None or before is None or now[:2] == before[:2] or \
+            if now is None or (before is not None and now[:2] == before[:2]) or \
                     attempt + 1 == LOAD_TRIES:
                 raise
-            continue  # another file took the name meanwhile: read that
+            # another file took the name meanwhile, or one appeared where there was none
+            # (HDF5 opened the name as a writer replaced it): read that
+            continue
         if _identity(path) == before:
             break
     record.results = [m for _, m in sorted(found.values(), key=lambda t: t[0])]
