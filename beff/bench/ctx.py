@@ -150,16 +150,21 @@ class Ctx:
             capi.check(err, f"{self.spec.name} (group of {self.size})")
         return tuple(map(float, figures))
 
+    def ready_twins(self, lf: capi.LoopFunc) -> None:
+        """Compile or load the twins of ``lf`` that this run's timed calls use (``twins``),
+        from an untimed call: no timed call then waits for a compile."""
+        for name in self.twins:
+            twin = getattr(lf, name)
+            if twin is not None:
+                capi.active().ready(twin)
+
     def timed(self, lf: capi.LoopFunc, *args: Any, tally: Tally | None = None) -> Runner:
         """``run(n)``: call the compiled loop ``lf(n, *args) -> (seconds..., err)``, one
         seconds figure per declared metric; raise if err reports a failed MPI call."""
 
         def run(n: int) -> float | tuple[float, ...]:
             if self.batch < 0:
-                for name in self.twins:
-                    twin = getattr(lf, name)
-                    if twin is not None:
-                        capi.active().ready(twin)
+                self.ready_twins(lf)
             if self.window is not None and self.batch >= 0 and lf.windowed:
                 got, _ = self.window.run(self.call, lf.windowed, n, *args)
                 self.window_valid = got.valid

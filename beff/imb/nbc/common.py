@@ -258,8 +258,8 @@ def overlap_run(ctx: Ctx, call: int, sb: BufferSet, rb: BufferSet, t: DType, cnt
         args = (n, units, nbarr, int(persistent), work, *a, pure_step if units < 0 else step,
                 int(ctx.cfg.options.sync), req, st)
         ends = None
-        if ctx.batch < 0 and "windowed" in ctx.twins:  # ready before any timed call
-            capi.active().ready(overlap_window_loop)
+        if ctx.batch < 0:  # an untimed call readies the twins the timed ones use
+            ctx.ready_twins(overlap_loop)
         if ctx.window is not None and ctx.batch >= 0:
             got, (_, comp) = ctx.window.run(ctx.call, overlap_window_loop, *args)
             ends = np.where(got.valid, got.ends, np.nan)
