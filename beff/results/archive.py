@@ -587,8 +587,9 @@ def load(path: str | Path) -> RunRecord:
             if now is None and before is not None:  # removed while HDF5 opened it
                 raise FileNotFoundError(errno.ENOENT, "removed while being read",
                                         str(path)) from exc
-            if now is None or (before is not None and now[:2] == before[:2]) or \
-                    attempt + 1 == LOAD_TRIES:
+            # The whole identity, not only the inode: a file removed and created again
+            # can reuse its inode number, and then only its times tell them apart.
+            if now is None or now == before or attempt + 1 == LOAD_TRIES:
                 raise
             # another file took the name meanwhile, or one appeared where there was none
             # (HDF5 opened the name as a writer replaced it): read that
