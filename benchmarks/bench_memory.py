@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from beff.bench import measured
-from beff.bench.driver import counts_for, sizes_for
+from beff.bench.plan import counts_for, sizes_for
 from beff.bench.registry import resolve
 from beff.core import suite as suites
 from beff.core.config import build_config

@@ -1,6 +1,7 @@
-"""The job of every IMB-style suite (IMB-MPI1, NBC, MPI4, EXT, RMA, IO): IMB's selection and
-schedule, measured by :class:`beff.bench.driver.Driver`, one Measurement per benchmark, mode
-and process count."""
+"""The job of every IMB-style suite (IMB-MPI1, NBC, MPI4, EXT, RMA, IO, P2P): IMB's selection
+and a schedule (:class:`beff.bench.plan.Plan`, IMB's unless the suite's job gives its own),
+measured by the one loop (:class:`beff.bench.driver.Driver`), one Measurement per benchmark,
+mode and process count."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from beff.bench.driver import Driver, counts_for, sizes_for
+from beff.bench.driver import Driver
 from beff.bench.options import MAX_MSGLOG
+from beff.bench.plan import Plan
 from beff.bench.registry import BenchmarkSpec, resolve
 from beff.bench.schedule import read_msglen_file
 from beff.core.config import RunConfig, read_lines
@@ -54,7 +56,7 @@ def nothing_ran(specs: list[BenchmarkSpec], nprocs: int) -> str:
 
 def map_rows(cfg: RunConfig, m: Measurement, world_size: int) -> list[list[int]]:
     """Rows of IMB's '-map PxQ' header: the group's world ranks in rank order."""
-    grid = cfg.options.map
+    grid = cfg.options.get("map")
     if grid is None or m.ngroups > 1 or grid[0] == 1 or grid[1] == 1:
         return []
     px = cfg.options.map[0]
@@ -113,6 +115,11 @@ class ImbJob:
         return resolve(self.suite, run_cfg.options.benchmarks, cfg.options.include,
                        cfg.options.exclude)
 
+    def plan(self, cfg: RunConfig) -> Plan:
+        """The schedule the one loop measures this suite's benchmarks by (``cfg``: the
+        measured config): IMB's."""
+        return Plan(cfg)
+
     def resume(self, record: RunRecord) -> None:
         """Rank 0, ``--resume``: the results ``record`` holds are not measured again."""
         self.done = {r.key: r.failed for r in record.measurements}
@@ -132,9 +139,9 @@ class ImbJob:
 
     def steps(self, nprocs: int) -> int:
         assert self.cfg is not None
-        run_cfg = self.measured_config(self.cfg)
-        return sum(len(sizes_for(s, run_cfg)) * len(counts_for(s, run_cfg, nprocs))
-                   for s in self.specs(self.cfg))
+        plan = self.plan(self.measured_config(self.cfg))
+        return sum(len(plan.sizes(s)) for s in self.specs(self.cfg)
+                   for np_ in plan.counts(s, nprocs) if not plan.not_run(s, np_))
 
     def measure(self, MPI: types.ModuleType, cfg: RunConfig, emit: Callable[[Result], None],
                 bar: Bar) -> str:
@@ -142,7 +149,7 @@ class ImbJob:
         specs = self.specs(cfg)
         world = MPI.COMM_WORLD
         if world.Get_rank() != 0:
-            Driver(MPI, run_cfg, done=self.done).run_all(specs, emit)
+            Driver(MPI, run_cfg, done=self.done, plan=self.plan(run_cfg)).run_all(specs, emit)
             return ""
 
         def store(m: Measurement) -> None:
@@ -151,7 +158,8 @@ class ImbJob:
                 annotate(m, self.ranks)
             emit(m)
 
-        Driver(MPI, run_cfg, bar, done=self.done).run_all(specs, store)
+        Driver(MPI, run_cfg, bar, done=self.done, plan=self.plan(run_cfg)).run_all(specs,
+                                                                                  store)
         return ""
 
     def finish(self, results: list[Result], nprocs: int) -> list[str]:

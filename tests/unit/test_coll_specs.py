@@ -7,7 +7,7 @@ import pytest
 
 from beff.bench import check
 from beff.bench.ctx import Tally
-from beff.bench.driver import buffer_bytes, sizes_for
+from beff.bench.plan import buffer_bytes, sizes_for
 from beff.bench.registry import Kind, load_suite, resolve
 from beff.core import suite as suites
 from beff.core.config import RunConfig, build_config

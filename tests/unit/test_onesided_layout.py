@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from beff.bench import view as report
-from beff.bench.driver import modes_for, sizes_for
+from beff.bench.plan import modes_for, sizes_for
 from beff.bench.registry import AGGREGATE, NON_AGGREGATE, BenchmarkSpec, load_suite
 from beff.cli.options import parse_imb
 from beff.core import suite as suites
