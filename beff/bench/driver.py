@@ -32,9 +32,6 @@ if TYPE_CHECKING:  # mpi4py's own stubs; importing mpi4py.MPI at run time would 
     from mpi4py.MPI import Comm
 
 IDLE_POLL = 0.002  # seconds between polls of a waiting rank
-# A size whose warm-up or last batch says a batch will take long is guarded for this many
-# times that, on top of the stall limit: a slower phase of the load must not look hung.
-SLOW_MARGIN = 4.0
 
 ProgressFn = Callable[[str], None]
 
@@ -152,25 +149,6 @@ class Driver:
         # Until the next size arms its own: the steps between benchmarks are guarded too.
         _mpi.guard(stall, "the steps between benchmarks")
 
-    def _batches(self, ctx: Ctx, run_all: Callable[[int], object], parts: list[int],
-                 per: float, stall: float, what: str) -> np.ndarray:
-        """The timed batches of one size, one after the other: [batch, metric] seconds.
-
-        Between them, nothing but the stall guard's re-arming: slow is not hung. A batch may
-        last what the warm-up or the batch before it says (``per`` seconds a repetition; a
-        loaded node's 1 ms at 100,000 fixed repetitions), and each batch is progress."""
-        timed = []
-        for ctx.batch, k in enumerate(parts):
-            expected = per * k
-            if SLOW_MARGIN * expected > stall:
-                _mpi.guard(stall + SLOW_MARGIN * expected,
-                           f"{what} (batch {ctx.batch + 1} of {len(parts)}: {k} repetitions, "
-                           f"about {expected:.0f} s by the last ones)")
-            began = time.monotonic()
-            timed.append(np.atleast_1d(np.asarray(run_all(k), dtype=np.float64)))
-            per = max(per, (time.monotonic() - began) / k)
-        return np.array(timed, dtype=np.float64)
-
     def _measure(self, spec: BenchmarkSpec, np_: int, ngroups: int, group_index: int,
                  gcomm: Comm, rcomm: Comm, mode: str) -> Measurement | None:
         MPI, cfg, plan = self.MPI, self.cfg, self.plan
@@ -178,7 +156,7 @@ class Driver:
         S, B = len(sizes), plan.batches(spec, mode)
         is_root = rcomm.Get_rank() == 0
         ctx = Ctx(MPI, gcomm, cfg, spec, group_index, ngroups, mode=mode)
-        K = len(spec.metrics)
+        K = plan.figures(spec)  # one per metric; IMB-MT's: one per thread
         reps = np.zeros(S, dtype=np.int64)
         status = [SKIPPED] * S
         my_times = np.full((S, K), np.nan)
@@ -207,20 +185,22 @@ class Driver:
                     ctx.state = bench.enter_context(spec.setup(ctx, sizes))
                     plan.open(ctx, sizes)  # the -time budget is for measuring, not set-up
                 for i, nbytes in enumerate(sizes):
-                    what = f"{spec.name} at {np_} processes, {nbytes} bytes"
+                    what = f"{spec.name} at {np_} processes, {plan.label(nbytes)}"
+                    stall = plan.stall(nbytes)
                     _mpi.guard(stall, what)
                     if self.progress is not None and is_root:
-                        self.progress(f"{spec.name} np={np_} {nbytes} B")
+                        self.progress(plan.progress(spec, np_, nbytes))
                     n0, ended = plan.admit(ctx, i, nbytes)
                     if ended is not None:
                         status[i] = ended
                         break
                     ctx.begin_size(n0)
-                    with (contextlib.ExitStack() as ctx.resources,
-                          spec.kernel(ctx, nbytes) as run_all):
+                    with contextlib.ExitStack() as ctx.resources:
+                        run_all = plan.enter(ctx, nbytes)
 
-                        def run(k: int) -> float:  # the first metric: calibration and warm-up
-                            return float(np.atleast_1d(run_all(k))[0])
+                        def run(k: int, run_all: Callable[[int], object] = run_all) -> float:
+                            # the first figure: calibration and warm-up
+                            return float(np.atleast_1d(np.asarray(run_all(k)))[0])
 
                         n, ended = plan.repetitions(ctx, run, rcomm, i, nbytes, n0)
                         if ended is not None:
@@ -247,7 +227,7 @@ class Driver:
                             if count:
                                 latest[i] = total / count
                         else:
-                            timed = self._batches(ctx, run_all, parts, per, stall, what)
+                            timed = plan.timed(ctx, run_all, parts, per, stall, what)
                         if ctx.iter_times is not None:
                             my_single.append(ctx.iter_times * spec.time_scale)
                             strides.append(ctx.iter_stride)
@@ -264,7 +244,7 @@ class Driver:
             except CollectiveFailure as exc:
                 status[i] = FAILED
                 failure = str(exc)
-        _mpi.guard(stall, f"{spec.name} at {np_} processes, gathering the results")
+        _mpi.guard(plan.stall(), f"{spec.name} at {np_} processes, gathering the results")
         gathered = rcomm.gather(
             (my_samples, my_iters, group_index, self.world.Get_rank(), defects, my_prepared,
              my_single, window.clock_row(clock)), root=0,
@@ -273,9 +253,9 @@ class Driver:
             return None
         samples_, iters, groups, world_ranks, all_defects, preps, singles, clocks = zip(
             *gathered, strict=True)
-        return measured.from_batches(
-            spec, sizes=sizes, repetitions=reps, status=status,
-            samples=np.stack(samples_, axis=1),  # [size, rank, batch, metric]
+        return measured.from_batches(spec, **plan.record(
+            sizes=sizes, repetitions=reps, status=status,
+            samples=np.stack(samples_, axis=1),  # [size, rank, batch, figure]
             batch_iters=np.stack(iters, axis=1), nprocs=np_, ngroups=ngroups,
             multi=plan.multi, mode=mode, group=groups, world_ranks=world_ranks,
             msgrate_factor=plan.factor(spec, np_),
@@ -288,7 +268,7 @@ class Driver:
                    **(window.attrs(clocks, widths, invalid, resynced, latest)
                       if clock is not None else {})},
             iterations=iterations.stack(singles, S) if cfg.options.get("per_iteration")
-            else None)
+            else None))
 
     def _synchronize(self, comm: Comm, fits: int = 1) -> window.Clock:
         """Every rank of the group: its model of the group root's clock (--sync window)."""

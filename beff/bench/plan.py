@@ -32,6 +32,9 @@ if TYPE_CHECKING:  # mpi4py's own stubs; importing mpi4py.MPI at run time would 
     from mpi4py.MPI import Comm
 
 Run = Callable[[int], float]
+# A size whose warm-up or last batch says a batch will take long is guarded for this many
+# times that, on top of the stall limit: a slower phase of the load must not look hung.
+SLOW_MARGIN = 4.0
 
 N_BARR = 2
 GIB = float(1 << 30)
@@ -158,9 +161,32 @@ class Plan:
         """Why ``spec`` is not run at ``nprocs`` processes ("": it is)."""
         return ""
 
-    def stall(self) -> float:
-        """The stall guard of one size (and of the steps between them)."""
+    def stall(self, size: int | None = None) -> float:
+        """The stall guard of one size (``size``), and of the steps between sizes (None)."""
         return stall_limit(self.cfg, self.cfg.options.time)
+
+    def label(self, size: int) -> str:
+        """A size as the guard's messages name it."""
+        return f"{size} bytes"
+
+    def progress(self, spec: BenchmarkSpec, np_: int, size: int) -> str:
+        """The progress bar's line for one size."""
+        return f"{spec.name} np={np_} {size} B"
+
+    def figures(self, spec: BenchmarkSpec) -> int:
+        """How many figures a timed call of ``spec``'s kernel returns: one per metric."""
+        return len(spec.metrics)
+
+    def enter(self, ctx: Ctx, size: int) -> Callable[[int], object]:
+        """Set up ``ctx.spec``'s kernel for one size, its end tied to ``ctx.resources``;
+        its ``run(n)``."""
+        run: Callable[[int], object] = ctx.resources.enter_context(ctx.spec.kernel(ctx, size))
+        return run
+
+    def record(self, **fields: Any) -> dict[str, Any]:
+        """The fields of the Measurement (:func:`beff.bench.measured.from_batches`), as this
+        schedule stores them: IMB's as they are."""
+        return fields
 
     def batches(self, spec: BenchmarkSpec, mode: str) -> int:
         """How many batches a size's timed run is cut into. Aggregate modes complete a
@@ -249,6 +275,25 @@ class Plan:
         for _ in range(N_BARR):
             ctx.comm.Barrier()
         return per
+
+    def timed(self, ctx: Ctx, run_all: Callable[[int], object], parts: list[int],
+              per: float, stall: float, what: str) -> np.ndarray:
+        """The timed batches of one size, one after the other: [batch, figure] seconds.
+
+        Between them, nothing but the stall guard's re-arming: slow is not hung. A batch may
+        last what the warm-up or the batch before it says (``per`` seconds a repetition; a
+        loaded node's 1 ms at 100,000 fixed repetitions), and each batch is progress."""
+        timed = []
+        for ctx.batch, k in enumerate(parts):
+            expected = per * k
+            if SLOW_MARGIN * expected > stall:
+                _mpi.guard(stall + SLOW_MARGIN * expected,
+                           f"{what} (batch {ctx.batch + 1} of {len(parts)}: {k} repetitions, "
+                           f"about {expected:.0f} s by the last ones)")
+            began = time.monotonic()
+            timed.append(np.atleast_1d(np.asarray(run_all(k), dtype=np.float64)))
+            per = max(per, (time.monotonic() - began) / k)
+        return np.array(timed, dtype=np.float64)
 
     def close_size(self, ctx: Ctx, rcomm: Comm, i: int, seconds: float) -> None:
         """After the timed batches (``seconds``: this rank's timed seconds of the size): the

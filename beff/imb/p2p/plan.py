@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from beff.bench.ctx import Ctx
-from beff.bench.plan import Plan, Run
+from beff.bench.plan import SLOW_MARGIN, Plan, Run
 from beff.bench.registry import BenchmarkSpec
 from beff.core import capi
 from beff.core import mpi as _mpi
@@ -36,9 +36,6 @@ if TYPE_CHECKING:
 
 # IMB-P2P times SendRecv_Replace's loop right after its warm-up, without a barrier.
 NO_BARRIER_AFTER_WARM_UP = frozenset({"SendRecv_Replace"})
-# A warm-up whose first repetition says it will take long is guarded for this many times
-# that, on top of the stall limit (as the Driver guards the timed batches).
-SLOW_MARGIN = 4.0
 
 
 class P2PPlan(Plan):
@@ -80,7 +77,7 @@ class P2PPlan(Plan):
         return (f"{spec.name} not run on {nprocs} process{'es' if nprocs != 1 else ''}: "
                 f"{why} (as in IMB-P2P)")
 
-    def stall(self) -> float:
+    def stall(self, size: int | None = None) -> float:
         return stall_limit(self.cfg, 2 * self.pause + 1.0)
 
     def batches(self, spec: BenchmarkSpec, mode: str) -> int:
