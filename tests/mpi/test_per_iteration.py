@@ -1,5 +1,5 @@
-"""``--per-iteration`` (IMB-MPI1): single iterations' times in the file, and their tails
-(p50, p90, p99, max over the slowest rank of each iteration) in every format."""
+"""``--per-iteration`` (IMB-MPI1 and IMB-P2P): single iterations' times in the file, and their
+tails (p50, p90, p99, max over the slowest rank of each iteration) in every format."""
 
 from __future__ import annotations
 
@@ -31,27 +31,61 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_the_file_keeps_every_sixth_iteration_of_every_rank(run: Path) -> None:
-    for m in load(run).measurements:
-        assert m.iterations is not None
+P2P_REPS = 600
+P2P_MOST = 200  # every 3rd
+
+
+@pytest.fixture(scope="module")
+def p2p_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """IMB-P2P's seven patterns that run on 4 ranks (Stencil3D needs 8), each loop's twin."""
+    out = tmp_path_factory.mktemp("per-iteration-p2p") / "p2p.h5"
+    r = mpirun(4, "imb", "p2p", "-msglog", "2:3", "-iter", str(P2P_REPS), "-pause", "0",
+               "--per-iteration", "--per-iteration-max", str(P2P_MOST), "--no-progress",
+               "-o", str(out), timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "p99" in r.stdout, r.stdout
+    return out
+
+
+def kept(path: Path, ranks: int, reps: int, most: int) -> None:
+    """Every measured benchmark kept every (reps / most)-th iteration of every rank."""
+    measured = [m for m in load(path).measurements if not m.unsupported]
+    assert measured
+    for m in measured:
+        assert m.iterations is not None, m.benchmark
         S, R, M = m.iterations.shape
-        assert (S, R) == (len(m.sizes), 2) and M == math.ceil(REPS / math.ceil(REPS / MOST))
-        assert np.isfinite(m.iterations).all() and (m.iterations > 0).all()
+        assert (S, R) == (len(m.sizes), ranks) and M == math.ceil(reps / math.ceil(reps / most))
+        assert np.isfinite(m.iterations).all() and (m.iterations > 0).all(), m.benchmark
         # the recorded iterations are some of the timed ones: on each rank they add up to no
         # more than the loop's own seconds (the batches'; the tails are scaled as t is)
         recorded = m.iterations.sum(axis=2) / m.time_scale
         timed = np.nansum(m.samples, axis=2)
-        assert (recorded <= timed * (1 + 1e-9)).all(), (recorded, timed)
+        assert (recorded <= timed * (1 + 1e-9)).all(), (m.benchmark, recorded, timed)
 
 
-def test_the_tails_are_numpys_percentiles_of_the_slowest_rank_per_iteration(run: Path
-                                                                            ) -> None:
+def test_the_file_keeps_every_sixth_iteration_of_every_rank(run: Path) -> None:
+    kept(run, 2, REPS, MOST)
+
+
+def test_imb_p2p_keeps_every_third_iteration_of_every_pattern(p2p_run: Path) -> None:
+    kept(p2p_run, 4, P2P_REPS, P2P_MOST)
+    names = {m.benchmark for m in load(p2p_run).measurements if not m.unsupported}
+    assert names == {"PingPong", "PingPing", "Unirandom", "Birandom", "Corandom", "Stencil2D",
+                     "SendRecv_Replace"}, names
+
+
+@pytest.mark.parametrize("which", ["mpi1", "p2p"])
+def test_the_tails_are_numpys_percentiles_of_the_slowest_rank_per_iteration(
+        which: str, request: pytest.FixtureRequest) -> None:
+    run = request.getfixturevalue("run" if which == "mpi1" else "p2p_run")
     shown = beff("show", str(run), "--format", "json")
     assert shown.returncode == 0, shown.stderr
     doc = json.loads(shown.stdout)
     rows = {(row["benchmark"], row["bytes"]): row for res in doc["results"]
             for row in res["rows"]}
     for m in load(run).measurements:
+        if m.unsupported:
+            continue
         assert m.iterations is not None
         for s, size in enumerate(m.sizes):
             slowest = m.iterations[s].max(axis=0) * 1e6

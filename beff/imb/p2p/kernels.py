@@ -26,7 +26,7 @@ from beff.bench.ctx import Ctx
 from beff.bench.registry import Kind, Runner, benchmark
 from beff.core import capi
 from beff.core.buffers import aligned
-from beff.core.capi import I64Array, U8Array, helper, loop
+from beff.core.capi import F64Array, I64Array, U8Array, helper, loop, per_iteration_of
 from beff.imb.p2p import partners
 
 SUITE = "p2p"
@@ -264,6 +264,231 @@ def sendrecv_replace_loop(n: int, buf: U8Array, b: int, count: int, dtype: int, 
     return elapsed, err
 
 
+# --per-iteration twins: the same calls, and each iteration's time from one more MPI_Wtime
+# after it (beff.bench.iterations), iteration start + i written to times[(start + i) //
+# stride] when stride divides it; the loops above stay as they are for every other run.
+@per_iteration_of(pingpong_loop)
+def pingpong_iter_loop(n: int, first: int, sbuf: U8Array, rbuf: U8Array, sb: int, rb: int,
+                       count: int, dtype: int, partner: int, comm: int, status: int,
+                       nbytes: int, wr: int, rd: int, out: I64Array, times: F64Array,
+                       stride: int, start: int) -> tuple[float, int]:
+    """pingpong_loop, each round trip's time recorded (every stride-th)."""
+    err = 0
+    dummy = out[0]
+    t0 = C.Wtime()
+    tp = t0
+    for i in range(n):
+        if first:
+            if wr:
+                dummy = C.touch_write(sbuf, 0, nbytes, dummy)
+            err |= C.Send(sb, count, dtype, partner, TAG, comm)
+            err |= C.Recv(rb, count, dtype, partner, TAG, comm, status)
+            if rd:
+                dummy = C.touch_read(rbuf, 0, nbytes, dummy)
+        else:
+            err |= C.Recv(rb, count, dtype, partner, TAG, comm, status)
+            if rd:
+                dummy = C.touch_read(rbuf, 0, nbytes, dummy)
+            if wr:
+                dummy = C.touch_write(sbuf, 0, nbytes, dummy)
+            err |= C.Send(sb, count, dtype, partner, TAG, comm)
+        t = C.Wtime()
+        if (start + i) % stride == 0:
+            times[(start + i) // stride] = t - tp
+        tp = t
+    elapsed = C.Wtime() - t0
+    out[0] = dummy
+    out[1] = partner
+    out[2] = 2 * n
+    return elapsed, err
+
+
+@per_iteration_of(pingping_loop)
+def pingping_iter_loop(n: int, sbuf: U8Array, rbuf: U8Array, sb: int, rb: int, count: int,
+                       dtype: int, partner: int, comm: int, status: int, request: int,
+                       nbytes: int, wr: int, rd: int, out: I64Array, times: F64Array,
+                       stride: int, start: int) -> tuple[float, int]:
+    """pingping_loop, each exchange's time recorded (every stride-th)."""
+    err = 0
+    dummy = out[0]
+    t0 = C.Wtime()
+    tp = t0
+    for i in range(n):
+        err |= C.Irecv(rb, count, dtype, partner, TAG, comm, request)
+        if wr:
+            dummy = C.touch_write(sbuf, 0, nbytes, dummy)
+        err |= C.Send(sb, count, dtype, partner, TAG, comm)
+        err |= C.Wait(request, status)
+        if rd:
+            dummy = C.touch_read(rbuf, 0, nbytes, dummy)
+        t = C.Wtime()
+        if (start + i) % stride == 0:
+            times[(start + i) // stride] = t - tp
+        tp = t
+    elapsed = C.Wtime() - t0
+    out[0] = dummy
+    out[1] = partner
+    out[2] = 2 * n
+    return elapsed, err
+
+
+@per_iteration_of(random_loop)
+def random_iter_loop(n: int, both: int, fresh: int, seed: int, rank: int, nranks: int,
+                     sbuf: U8Array, rbuf: U8Array, sb: int, rb: int, count: int, dtype: int,
+                     comm: int, status: int, request: int, nbytes: int, wr: int, rd: int,
+                     out: I64Array, times: F64Array, stride: int,
+                     start: int) -> tuple[float, int]:
+    """random_loop, the time of each iteration (its P draws, IMB-P2P's one iteration)
+    recorded (every stride-th)."""
+    err = 0
+    dummy = out[0]
+    last = -1
+    messages = 0
+    state = seed if fresh else out[3]
+    t0 = C.Wtime()
+    tp = t0
+    for i in range(n):
+        for _ in range(nranks):
+            state, rank0, rank1 = C.random_pair(state, nranks)
+            if rank != rank0 and rank != rank1:
+                continue
+            other = rank1 if rank == rank0 else rank0
+            if both:
+                err |= C.Irecv(rb, count, dtype, other, TAG, comm, request)
+                if wr:
+                    dummy = C.touch_write(sbuf, 0, nbytes, dummy)
+                err |= C.Send(sb, count, dtype, other, TAG, comm)
+                err |= C.Wait(request, status)
+                if rd:
+                    dummy = C.touch_read(rbuf, 0, nbytes, dummy)
+                last = other
+                messages += 2
+            elif rank == rank0:
+                if wr:
+                    dummy = C.touch_write(sbuf, 0, nbytes, dummy)
+                err |= C.Send(sb, count, dtype, other, TAG, comm)
+                messages += 1
+            else:
+                err |= C.Recv(rb, count, dtype, other, TAG, comm, status)
+                if rd:
+                    dummy = C.touch_read(rbuf, 0, nbytes, dummy)
+                last = other
+                messages += 1
+        t = C.Wtime()
+        if (start + i) % stride == 0:
+            times[(start + i) // stride] = t - tp
+        tp = t
+    elapsed = C.Wtime() - t0
+    out[0] = dummy
+    out[1] = last
+    out[2] = messages
+    out[3] = state
+    return elapsed, err
+
+
+@per_iteration_of(corandom_loop)
+def corandom_iter_loop(n: int, fresh: int, seed: int, rank: int, ring: I64Array,
+                       sbuf: U8Array, rbuf: U8Array, sb: int, rb: int, count: int, dtype: int,
+                       comm: int, status: int, request: int, nbytes: int, wr: int, rd: int,
+                       out: I64Array, times: F64Array, stride: int,
+                       start: int) -> tuple[float, int]:
+    """corandom_loop, each step's time (its shuffle included) recorded (every stride-th)."""
+    err = 0
+    dummy = out[0]
+    left = -1
+    state = out[3]
+    if fresh:
+        for j in range(ring.shape[0]):
+            ring[j] = j
+        state = seed
+    t0 = C.Wtime()
+    tp = t0
+    for i in range(n):
+        state = C.shuffle_ring(state, ring)
+        left, right = C.ring_neighbours(ring, rank)
+        err |= C.Irecv(rb, count, dtype, left, TAG, comm, request)
+        if wr:
+            dummy = C.touch_write(sbuf, 0, nbytes, dummy)
+        err |= C.Send(sb, count, dtype, right, TAG, comm)
+        err |= C.Wait(request, status)
+        if rd:
+            dummy = C.touch_read(rbuf, 0, nbytes, dummy)
+        t = C.Wtime()
+        if (start + i) % stride == 0:
+            times[(start + i) // stride] = t - tp
+        tp = t
+    elapsed = C.Wtime() - t0
+    out[0] = dummy
+    out[1] = left
+    out[2] = 2 * n
+    out[3] = state
+    return elapsed, err
+
+
+@per_iteration_of(stencil_loop)
+def stencil_iter_loop(n: int, neighbours: I64Array, sbuf: U8Array, rbuf: U8Array, sb: int,
+                      rb: int, stride_: int, count: int, dtype: int, comm: int, statuses: int,
+                      requests: int, hsize: int, nbytes: int, wr: int, rd: int, out: I64Array,
+                      times: F64Array, stride: int, start: int) -> tuple[float, int]:
+    """stencil_loop, each halo exchange's time recorded (every stride-th; ``stride_`` is
+    the message regions' distance)."""
+    err = 0
+    dummy = out[0]
+    k = neighbours.shape[0]
+    t0 = C.Wtime()
+    tp = t0
+    for it in range(n):
+        if wr:
+            for i in range(k):
+                dummy = C.touch_write(sbuf, i * stride_, nbytes, dummy)
+        for i in range(k):
+            err |= C.Irecv(rb + i * stride_, count, dtype, neighbours[i], TAG, comm,
+                           requests + i * hsize)
+        for i in range(k):
+            err |= C.Isend(sb + i * stride_, count, dtype, neighbours[i], TAG, comm,
+                           requests + (k + i) * hsize)
+        err |= C.Waitall(2 * k, requests, statuses)
+        if rd:
+            for i in range(k):
+                dummy = C.touch_read(rbuf, i * stride_, nbytes, dummy)
+        t = C.Wtime()
+        if (start + it) % stride == 0:
+            times[(start + it) // stride] = t - tp
+        tp = t
+    elapsed = C.Wtime() - t0
+    out[0] = dummy
+    out[2] = 2 * k * n
+    return elapsed, err
+
+
+@per_iteration_of(sendrecv_replace_loop)
+def sendrecv_replace_iter_loop(n: int, buf: U8Array, b: int, count: int, dtype: int, dst: int,
+                               src: int, comm: int, status: int, nbytes: int, wr: int, rd: int,
+                               out: I64Array, times: F64Array, stride: int,
+                               start: int) -> tuple[float, int]:
+    """sendrecv_replace_loop, each call's time recorded (every stride-th; the read touch
+    after the loop is in the total only)."""
+    err = 0
+    dummy = out[0]
+    t0 = C.Wtime()
+    tp = t0
+    for i in range(n):
+        if wr:
+            dummy = C.touch_write(buf, 0, nbytes, dummy)
+        err |= C.Sendrecv_replace(b, count, dtype, dst, TAG, src, TAG, comm, status)
+        t = C.Wtime()
+        if (start + i) % stride == 0:
+            times[(start + i) // stride] = t - tp
+        tp = t
+    if rd:
+        dummy = C.touch_read(buf, 0, nbytes, dummy)
+    elapsed = C.Wtime() - t0
+    out[0] = dummy
+    out[1] = src
+    out[2] = 2 * n
+    return elapsed, err
+
+
 # ----------------------------------------------------------------------------- kernels
 def touches(ctx: Ctx) -> tuple[int, int]:
     """(write, read) touches: -msgwr (off under --check: it would change the data checked)
@@ -311,7 +536,8 @@ def timed(ctx: Ctx, lf: Any, out: np.ndarray, *args: Any, fresh: int | None = No
     ``fresh``: set for warm-up and the first batch (IMB-P2P starts the timed loop's stream
     at the seed), clear for the later batches, which continue it. The argument at ``last``
     keeps its value for warm-up and the last batch only, 0 for the others (what IMB-P2P
-    does once after its timed loop)."""
+    does once after its timed loop). Under ``--per-iteration`` the timed batches call the
+    loop's twin, which records single iterations (:mod:`beff.bench.iterations`)."""
     total = [0]
 
     def run(n: int) -> float:
@@ -320,7 +546,14 @@ def timed(ctx: Ctx, lf: Any, out: np.ndarray, *args: Any, fresh: int | None = No
             call[fresh] = int(ctx.batch <= 0)
         if last is not None and 0 <= ctx.batch < ctx.batches - 1:
             call[last] = 0
-        seconds, *_ = ctx.call(lf, n, *call, out)
+        if ctx.batch < 0:
+            ctx.ready_twins(lf)  # an untimed call: no timed one waits for a compile
+        if ctx.iter_times is not None and ctx.batch >= 0 and lf.per_iteration is not None:
+            seconds, *_ = ctx.call(lf.per_iteration, n, *call, out, ctx.iter_times,
+                                   ctx.iter_stride, ctx.iter_done)
+            ctx.iter_done += n
+        else:
+            seconds, *_ = ctx.call(lf, n, *call, out)
         if ctx.batch >= 0:
             total[0] = (total[0] if ctx.batch else 0) + int(out[2])
             ctx.prepare("messages", float(total[0]))
