@@ -1,13 +1,17 @@
-"""What ``--per-iteration`` costs: IMB-MPI1's t_avg with the mode off and on, alternately.
+"""What ``--per-iteration`` costs: IMB-MPI1's (or IMB-P2P's) t_avg with the mode off and on,
+alternately.
 
 Run from the repository root, with beff installed in the Python that runs it, on a quiet
 machine::
 
     python benchmarks/bench_per_iteration.py                 # 2 ranks, 7 rounds
     python benchmarks/bench_per_iteration.py --np 4 --rounds 5 --iter 20000
+    python benchmarks/bench_per_iteration.py --suite p2p     # PingPong and Unirandom
 
 Each round runs ``mpiexec -n NP python -m beff imb mpi1 PingPong Allreduce -msgsize 0,1048576
--iter_policy off -iter N`` once without and once with ``--per-iteration`` (which one first
+-iter_policy off -iter N`` (``--suite p2p``: ``beff imb p2p PingPong Unirandom -msgsz 0,1m
+-iter N,N -pause 0``, N repetitions at both sizes) once without and once with
+``--per-iteration`` (which one first
 alternates from round to round), and reads each run's t_avg per benchmark and size from its
 file. It prints, per row, the median t_avg of each mode over the rounds, their difference in
 ns and ratio, each side's min..max, and the CPU time that other processes took during the
@@ -45,6 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--np", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--iter", type=int, default=20000, help="repetitions per size")
+    parser.add_argument("--suite", choices=("mpi1", "p2p"), default="mpi1")
     args = parser.parse_args(argv)
     mpiexec = find_tool("mpiexec", "mpiexec")
     compile_beff()
@@ -55,10 +60,15 @@ def main(argv: list[str] | None = None) -> None:
         for r in range(args.rounds):
             for on in ((False, True) if r % 2 == 0 else (True, False)):
                 out = work / f"r{r}-{int(on)}.h5"
-                cmd = [mpiexec, "-n", str(args.np), sys.executable, "-m", "beff", "imb", "mpi1",
-                       "PingPong", "Allreduce", "-msgsize", "0,1048576", "-iter_policy", "off",
-                       "-iter", str(args.iter), "-time", "600", "--no-progress", "-o",
-                       str(out), *(["--per-iteration"] if on else [])]
+                if args.suite == "mpi1":
+                    flags = ["PingPong", "Allreduce", "-msgsize", "0,1048576", "-iter_policy",
+                             "off", "-iter", str(args.iter), "-time", "600"]
+                else:  # N repetitions at both sizes: numerator N MiB, 1 MiB at most
+                    flags = ["PingPong", "Unirandom", "-msgsz", "0,1m", "-iter",
+                             f"{args.iter},{args.iter}", "-pause", "0"]
+                cmd = [mpiexec, "-n", str(args.np), sys.executable, "-m", "beff", "imb",
+                       args.suite, *flags, "--no-progress", "-o", str(out),
+                       *(["--per-iteration"] if on else [])]
                 _, wall, load = run(cmd)
                 foreign.append(load)
                 got[on].append(t_avg(out))
@@ -66,9 +76,9 @@ def main(argv: list[str] | None = None) -> None:
                       f"{load:.2f} cores", file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"--per-iteration's cost: {args.np} ranks, {args.iter} repetitions, "
-          f"{args.rounds} rounds alternating; others took {statistics.median(foreign):.2f} "
-          f"cores (median; max {max(foreign):.2f})")
+    print(f"--per-iteration's cost, IMB-{args.suite.upper()}: {args.np} ranks, "
+          f"{args.iter} repetitions, {args.rounds} rounds alternating; others took "
+          f"{statistics.median(foreign):.2f} cores (median; max {max(foreign):.2f})")
     print(f"{'benchmark':<10} {'bytes':>8} {'off t_avg us':>13} {'on t_avg us':>12} "
           f"{'on-off ns':>10} {'on/off':>7}   off min..max        on min..max")
     for key in got[False][0]:
