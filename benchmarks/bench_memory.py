@@ -42,7 +42,6 @@ from typing import Any
 
 import numpy as np
 
-from beff.bench import measured
 from beff.bench.plan import counts_for, sizes_for
 from beff.bench.registry import resolve
 from beff.core import suite as suites
@@ -54,6 +53,7 @@ from beff.netmap import schedule
 from beff.netmap.job import MapJob
 from beff.netmap.record import derive
 from beff.patterns import N_RANDOM, GroupComm, build_patterns
+from beff.results import build as measured
 from beff.results.model import OK
 from beff.results.placement import annotate
 

@@ -4,7 +4,7 @@ For each benchmark and process count it forms the active groups (idle ranks wait
 barrier), and for each message size it asks the suite's :class:`~beff.bench.plan.Plan` (the
 schedule as data: IMB's by default) for the repetitions and the steps around the timed run,
 times the run as batches of iterations, gathers every rank's batches and builds one
-Measurement (:mod:`beff.bench.measured`). Kernels never see the schedule; they only run n
+Measurement (:mod:`beff.results.build`). Kernels never see the schedule; they only run n
 iterations and return the timed seconds.
 """
 
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from beff.bench import iterations, measured, schedule, window
+from beff.bench import iterations, schedule, window
 from beff.bench.ctx import Ctx
 from beff.bench.plan import Plan
 from beff.bench.registry import BenchmarkSpec, Kind
@@ -26,6 +26,7 @@ from beff.core import capi, runtime
 from beff.core import mpi as _mpi
 from beff.core.config import RunConfig
 from beff.core.errors import CollectiveFailure
+from beff.results import build as measured
 from beff.results.model import FAILED, OK, SKIPPED, Measurement, measurement_key
 
 if TYPE_CHECKING:  # mpi4py's own stubs; importing mpi4py.MPI at run time would start MPI

@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from beff.bench import measured
 from beff.bench.registry import BenchmarkSpec, load_suite
 from beff.bench.view import table_columns
 from beff.core import suite as suites
+from beff.results import build as measured
 from beff.results import columns
 from beff.results.imported import ImportFailure, utc_time
 from beff.results.model import COLUMNS_BY_KIND, OK, OUT_OF_MEM, TIME_OUT, Measurement, RunRecord

@@ -184,7 +184,7 @@ class Plan:
         return run
 
     def record(self, **fields: Any) -> dict[str, Any]:
-        """The fields of the Measurement (:func:`beff.bench.measured.from_batches`), as this
+        """The fields of the Measurement (:func:`beff.results.build.from_batches`), as this
         schedule stores them: IMB's as they are."""
         return fields
 

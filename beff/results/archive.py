@@ -39,7 +39,7 @@ import numpy as np
 from beff.core import suite as suites
 from beff.core import testhooks
 from beff.core.errors import BeffError
-from beff.results import atomic, parts, watch
+from beff.results import atomic, build, parts, watch
 from beff.results.layout import Layout
 from beff.results.model import Measurement, Result, RunRecord, StoredSummary
 
@@ -516,7 +516,7 @@ def read_measurement(g: h5py.Group) -> Measurement:
     a = g.attrs
     multi = int(a["multi"])
     metrics = json.loads(a["metrics"]) if "metrics" in a else ["t"]
-    return Measurement(
+    return build.stored(
         suite=str(a["suite"]),
         benchmark=str(a["benchmark"]),
         kind=str(a["kind"]),

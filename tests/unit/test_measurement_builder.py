@@ -1,4 +1,4 @@
-"""The one Measurement builder (beff.bench.measured) and the shapes a Measurement checks."""
+"""The one Measurement builder (beff.results.build) and the shapes a Measurement checks."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from beff.bench import measured
 from beff.bench.registry import resolve
+from beff.results import build as measured
 from beff.results.archive import ResultFile, load
 from beff.results.model import OK, TIME_OUT, MeasurementError
 from tests.data.current_writer import ATTRS, RANKS
@@ -95,3 +95,25 @@ def test_iterations_every_rank_shares_are_held_once_and_stored_for_every_rank(
     out.add(m)
     stored = load(out.path).measurements[0].batch_iters
     assert stored.strides[1] != 0 and np.array_equal(stored, m.batch_iters)
+
+
+def test_only_the_builder_builds_a_measurement() -> None:
+    """Every engine, importer and reader goes through beff.results.build: no other module
+    of the package calls the Measurement class (render/tables.py's is rich's own)."""
+    import ast
+    from pathlib import Path
+
+    import beff
+
+    root = Path(beff.__file__).parent
+    callers = set()
+    for path in root.rglob("*.py"):
+        tree = ast.parse(path.read_text(), str(path))
+        imported = any(isinstance(node, ast.ImportFrom) and node.module == "beff.results.model"
+                       and any(a.name == "Measurement" for a in node.names)
+                       for node in ast.walk(tree))
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id == "Measurement" and imported):
+                callers.add(path.relative_to(root).as_posix())
+    assert callers == {"results/build.py"}, callers

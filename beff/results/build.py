@@ -1,24 +1,48 @@
-"""The one place a :class:`~beff.results.model.Measurement` of an IMB-style suite is built.
+"""The one place a :class:`~beff.results.model.Measurement` is built.
 
-Every engine (IMB-MPI1 and its siblings, IMB-P2P, IMB-MT) hands over what it timed, batch by
-batch, and :func:`from_batches` derives the rest with IMB's arithmetic: a rank's time per
-iteration is the sum of its batches' seconds over the repetitions, times the benchmark's
-scale. :func:`unmeasured` is the record of a benchmark that was not run, and :func:`imported`
-that of an original program's printed table. The Measurement checks its own shapes.
+The one measuring loop (:mod:`beff.bench.driver`, every IMB-style suite) hands over what it
+timed, batch by batch, and :func:`from_batches` derives the rest with IMB's arithmetic: a
+rank's time per iteration is the sum of its batches' seconds over the repetitions, times the
+benchmark's scale. :func:`unmeasured` is the record of a benchmark that was not run,
+:func:`imported` that of an original program's printed table (``beff import``), and
+:func:`stored` one read back from a result file (:mod:`beff.results.archive`). The
+Measurement checks its own shapes whichever way it is built.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from beff.bench.registry import BenchmarkSpec
-from beff.core import capi
 from beff.results.model import UNSUPPORTED, Measurement
 
 
-def _common(spec: BenchmarkSpec) -> dict[str, Any]:
+class Declared(Protocol):
+    """What the builder reads of a benchmark's declaration
+    (:class:`beff.bench.registry.BenchmarkSpec`)."""
+
+    @property
+    def suite(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> Any: ...  # an enum whose value is the kind's name
+    @property
+    def bw_scale(self) -> float: ...
+    @property
+    def time_scale(self) -> float: ...
+    @property
+    def metrics(self) -> tuple[Any, ...]: ...  # each with a name
+    @property
+    def description(self) -> str: ...
+    @property
+    def bytes_counted(self) -> str: ...
+    @property
+    def table_columns(self) -> tuple[str, ...]: ...
+
+
+def _common(spec: Declared) -> dict[str, Any]:
     return {"suite": spec.suite, "benchmark": spec.name, "kind": spec.kind.value,
             "columns": spec.table_columns, "bw_scale": spec.bw_scale,
             "metric": spec.metrics[0].name}
@@ -46,7 +70,7 @@ def _one_copy(batch_iters: Any) -> np.ndarray:
     return iters
 
 
-def from_batches(spec: BenchmarkSpec, *, sizes: Any, repetitions: np.ndarray,
+def from_batches(spec: Declared, *, sizes: Any, repetitions: np.ndarray,
                  status: list[str], samples: np.ndarray, batch_iters: np.ndarray,
                  nprocs: int, group: Any = None, world_ranks: Any = None, ngroups: int = 1,
                  multi: int | None = None, mode: str = "", time_scale: float | None = None,
@@ -81,10 +105,22 @@ def from_batches(spec: BenchmarkSpec, *, sizes: Any, repetitions: np.ndarray,
         more_samples={name: samples[..., k] for k, name in enumerate(names) if k},
         prepared=prepared or {}, iterations=iterations,
         attrs={"description": spec.description, "bytes_counted": spec.bytes_counted,
-               "backend": backend or capi.active().name, **(attrs or {})})
+               "backend": backend or _backend(), **(attrs or {})})
 
 
-def unmeasured(spec: BenchmarkSpec, sizes: Any, nprocs: int, why: str, checked: bool,
+def _backend() -> str:
+    from beff.core import capi  # the measuring ranks': loaded there already
+
+    return capi.active().name
+
+
+def stored(**fields: Any) -> Measurement:
+    """A Measurement as a result file stores it, every field read back
+    (:func:`beff.results.archive.read_measurement`)."""
+    return Measurement(**fields)
+
+
+def unmeasured(spec: Declared, sizes: Any, nprocs: int, why: str, checked: bool,
                multi: int | None = None) -> Measurement:
     """The record of a benchmark not run at ``nprocs`` processes: every size UNSUPPORTED,
     nothing timed, ``why`` in its attributes (the tables print it)."""
