@@ -437,6 +437,8 @@ def write_measurement(results: h5py.Group, m: Measurement, order: int) -> None:
     _dataset(g, "batch_iters", m.batch_iters, "1", "iterations in each batch")
     _dataset(g, "group_of_rank", m.group, "1", "group index of each participating rank")
     _dataset(g, "world_rank", m.world_ranks, "1", "MPI_COMM_WORLD rank of each column")
+    if m.thread is not None:
+        _dataset(g, "thread", m.thread, "1", "thread of each column (IMB-MT; its rank: world_rank)")
     if m.needed_gb is not None:
         _dataset(g, "needed_gb", m.needed_gb, "GiB", "buffer memory per rank (IMB -mem check)")
     if m.defects is not None:
@@ -538,6 +540,7 @@ def read_measurement(g: h5py.Group) -> Measurement:
         defects=g["defects"][()] if "defects" in g else None,
         needed_gb=g["needed_gb"][()] if "needed_gb" in g else None,
         iterations=g["iterations"][()] if "iterations" in g else None,
+        thread=g["thread"][()] if "thread" in g else _old_threads(g),
         checked=bool(a["checked"]),
         attrs=json.loads(a.get("extra", "{}")),
         # Schema 1 had neither modes nor declared columns nor further metrics.
@@ -549,6 +552,16 @@ def read_measurement(g: h5py.Group) -> Measurement:
         prepared={k[len("prepared_"):]: g[k][()] for k in g if k.startswith("prepared_")},
         printed={k[len("printed_"):]: g[k][()] for k in g if k.startswith("printed_")},
     )
+
+
+def _old_threads(g: h5py.Group) -> np.ndarray | None:
+    """The thread of each column of an IMB-MT result written before the file kept it: its
+    columns are rank-major (``column_order``), T = the attribute ``threads``."""
+    extra = json.loads(g.attrs.get("extra", "{}"))
+    if "threads" not in extra or "column_order" not in extra:
+        return None
+    T, R = int(extra["threads"]), len(g["world_rank"])
+    return np.tile(np.arange(T, dtype=np.int64), R // T) if T and R % T == 0 else None
 
 
 def _decode(value: Any) -> Any:

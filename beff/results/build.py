@@ -78,11 +78,12 @@ def from_batches(spec: Declared, *, sizes: Any, repetitions: np.ndarray,
                  needed_gb: np.ndarray | None = None, checked: bool = False,
                  prepared: dict[str, np.ndarray] | None = None,
                  attrs: dict[str, Any] | None = None, backend: str | None = None,
-                 iterations: np.ndarray | None = None) -> Measurement:
+                 iterations: np.ndarray | None = None, thread: Any = None) -> Measurement:
     """A measured benchmark: ``samples[S, R, B]`` (one metric) or ``[S, R, B, K]`` (the
     spec's K metrics, the first one reported) are each rank's timed seconds per batch,
     ``batch_iters[S, R, B]`` its iterations. ``group``/``world_ranks`` default to one group
-    of ranks 0..R-1; ``time_scale`` to the spec's; ``backend`` to the active one's name."""
+    of ranks 0..R-1, ``thread`` (each column's thread, IMB-MT) to none; ``time_scale`` to
+    the spec's; ``backend`` to the active one's name."""
     samples = np.asarray(samples, dtype=np.float64)
     if samples.ndim == 3:
         samples = samples[..., None]
@@ -104,6 +105,7 @@ def from_batches(spec: Declared, *, sizes: Any, repetitions: np.ndarray,
         more_times={name: times[k] for k, name in enumerate(names) if k},
         more_samples={name: samples[..., k] for k, name in enumerate(names) if k},
         prepared=prepared or {}, iterations=iterations,
+        thread=None if thread is None else np.asarray(thread, dtype=np.int64),
         attrs={"description": spec.description, "bytes_counted": spec.bytes_counted,
                "backend": backend or _backend(), **(attrs or {})})
 

@@ -83,6 +83,9 @@ class Measurement:
     # --per-iteration: [S, R, M] seconds of single timed iterations (time_scale applied),
     # every stride-th of a size's, NaN past a rank's last (beff.bench.iterations)
     iterations: np.ndarray | None = None
+    # IMB-MT: the thread of each column (columns are then (world rank, thread) pairs,
+    # ``world_ranks`` giving the rank); None where each rank runs one thread
+    thread: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if not self.columns:
@@ -95,8 +98,9 @@ class Measurement:
 
         ``sizes``, ``repetitions``, ``status``, ``defects`` and ``needed_gb`` are [S];
         ``times`` and every ``more_times``/``prepared`` are [S, R]; ``group`` and
-        ``world_ranks`` are [R]; ``samples``, ``batch_iters`` and every ``more_samples`` are
-        [S, R, B] (B may be 0: an imported result); ``printed`` arrays are [S, groups].
+        ``world_ranks`` (and IMB-MT's ``thread``) are [R]; ``samples``, ``batch_iters`` and
+        every ``more_samples`` are [S, R, B] (B may be 0: an imported result); ``printed``
+        arrays are [S, groups].
         """
         S = len(self.sizes)
         where = f"{self.suite} {self.benchmark} at {self.nprocs} processes"
@@ -122,6 +126,11 @@ class Measurement:
         R = int(np.shape(self.times)[1])
         shape("group", self.group, (R,))
         shape("world_ranks", self.world_ranks, (R,))
+        if self.thread is not None:
+            shape("thread", self.thread, (R,))
+            pairs = set(zip(np.asarray(self.world_ranks).tolist(),
+                            np.asarray(self.thread).tolist(), strict=True))
+            need(len(pairs) == R, "a (rank, thread) pair names two columns")
         shape("samples", self.samples, (S, R, None))
         B = int(np.shape(self.samples)[2])
         shape("batch_iters", self.batch_iters, (S, R, B))
@@ -139,6 +148,11 @@ class Measurement:
             shape("needed_gb", self.needed_gb, (S,))
         if self.iterations is not None:
             shape("iterations", self.iterations, (S, R, None))
+
+    @property
+    def threads(self) -> int:
+        """Threads per rank: IMB-MT's T, else 1."""
+        return 1 if self.thread is None or not len(self.thread) else int(np.max(self.thread)) + 1
 
     @property
     def metrics(self) -> tuple[str, ...]:

@@ -85,6 +85,8 @@ def test_two_threads_per_rank_keep_a_thread_axis_in_the_file(two_ranks: Runs) ->
         assert m.samples.shape == (S, 4, 10) and np.all(m.batch_iters == 2), name
         np.testing.assert_allclose(m.times, m.samples.sum(axis=2) / 20 * m.time_scale)
         assert list(m.world_ranks) == [0, 0, 1, 1] and m.attrs["threads"] == 2, name
+        # each column is a (rank, thread) pair, the thread stored as its own coordinate
+        assert m.thread is not None and list(m.thread) == [0, 1, 0, 1] and m.threads == 2
         assert m.defects is not None and not m.defects.any(), (name, m.defects)
         if name != "BarrierMT":
             assert list(m.sizes) == [1 * 4 * 2, 16 * 4 * 2], name  # count x int x threads

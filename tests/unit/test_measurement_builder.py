@@ -117,3 +117,28 @@ def test_only_the_builder_builds_a_measurement() -> None:
                     and node.func.id == "Measurement" and imported):
                 callers.add(path.relative_to(root).as_posix())
     assert callers == {"results/build.py"}, callers
+
+
+def test_imb_mt_columns_are_rank_and_thread_pairs_and_old_files_get_them(
+        tmp_path: Path) -> None:
+    """The thread of each column is stored beside its rank; a file written before that (its
+    columns rank-major, as ``column_order`` says) reads with the same pairs."""
+
+    def mt(thread: list[int] | None) -> measured.Measurement:
+        return measured.from_batches(
+            PINGPONG, sizes=[8], repetitions=np.array([4]), status=[OK],
+            samples=np.ones((1, 6, 2)), batch_iters=np.full((1, 6, 2), 2), nprocs=2,
+            world_ranks=[0, 0, 0, 1, 1, 1], thread=thread, backend="jit",
+            attrs={"threads": 3, "column_order": "rank-major: column j is rank j // threads, "
+                                                 "thread j % threads"})
+
+    for thread in ([0, 1, 2, 0, 1, 2], None):  # this version's file, and an older one's
+        out = ResultFile(tmp_path / f"mt-{thread is None}.h5")
+        out.create(ATTRS, RANKS, exclusive=True)
+        out.add(mt(thread))
+        back = load(out.path).measurements[0]
+        assert back.thread is not None and list(back.thread) == [0, 1, 2, 0, 1, 2]
+        assert back.threads == 3
+    assert built().thread is None and built().threads == 1
+    with pytest.raises(MeasurementError, match="names two columns"):
+        mt([0, 1, 1, 0, 1, 2])

@@ -210,6 +210,7 @@ class MTPlan(Plan):
             samples=secs, batch_iters=np.repeat(np.asarray(fields["batch_iters"]), T, axis=1),
             group=np.repeat(np.asarray(fields["group"], dtype=np.int64), T),
             world_ranks=np.repeat(np.asarray(fields["world_ranks"], dtype=np.int64), T),
+            thread=np.tile(np.arange(T, dtype=np.int64), R),
             time_scale=spec.time_scale / (self.window if windowed else 1),
             prepared={}, attrs={**fields["attrs"], **attrs})
         return fields
