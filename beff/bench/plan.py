@@ -346,3 +346,32 @@ class Plan:
         else:
             n = min(n0, n_prev, t_sample)
         return int(comm.bcast(max(1, n), root=0))
+
+
+class EveryRank(Plan):
+    """A schedule without IMB-MPI1's selection: every rank at once (one process count, the
+    job's), one mode, one group, no memory check; each size's run cut into ``--batches``.
+    IMB-P2P's and IMB-MT's plans start from it."""
+
+    def counts(self, spec: BenchmarkSpec, nprocs: int) -> list[int]:
+        return [nprocs]
+
+    def modes(self, spec: BenchmarkSpec) -> tuple[str, ...]:
+        return ("",)
+
+    @property
+    def multi(self) -> int | None:
+        return None
+
+    def position(self, world_rank: int, nprocs: int) -> int:
+        return world_rank
+
+    def batches(self, spec: BenchmarkSpec, mode: str) -> int:
+        return max(1, self.cfg.batches)
+
+    def admit(self, ctx: Ctx, i: int, nbytes: int) -> tuple[int, str | None]:
+        return 1, None
+
+    def needed_gb(self) -> np.ndarray | None:
+        return None
+

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from beff.bench.ctx import Ctx
-from beff.bench.plan import Plan, Run
+from beff.bench.plan import EveryRank, Run
 from beff.bench.registry import BenchmarkSpec
 from beff.core.config import RunConfig, stall_limit
 from beff.imb.mt import kernels
@@ -60,7 +60,7 @@ def in_threads(threads: int, work: Callable[[int], Any]) -> list[Any]:
     return results
 
 
-class MTPlan(Plan):
+class MTPlan(EveryRank):
     """IMB-MT's schedule. ``lanes(spec, most)`` gives each thread's Lane for a benchmark
     (buffers for ``most`` elements), ``comms`` the threads' communicators."""
 
@@ -82,19 +82,6 @@ class MTPlan(Plan):
         """The element counts ``spec`` runs: -count's, BarrierMT one (of none)."""
         return [0] if spec.name == "BarrierMT" else [int(c) for c in self.cfg.options["counts"]]
 
-    def counts(self, spec: BenchmarkSpec, nprocs: int) -> list[int]:
-        return [nprocs]
-
-    def modes(self, spec: BenchmarkSpec) -> tuple[str, ...]:
-        return ("",)
-
-    @property
-    def multi(self) -> int | None:
-        return None
-
-    def position(self, world_rank: int, nprocs: int) -> int:
-        return world_rank
-
     def stall(self, size: int | None = None) -> float:
         """Generous for what a count's messages should take on a loaded node."""
         spec = self.spec
@@ -110,9 +97,6 @@ class MTPlan(Plan):
     def progress(self, spec: BenchmarkSpec, np_: int, size: int) -> str:
         return f"{spec.name} {size} x {self.threads} threads"
 
-    def batches(self, spec: BenchmarkSpec, mode: str) -> int:
-        return max(1, self.cfg.batches)
-
     def figures(self, spec: BenchmarkSpec) -> int:
         return self.threads  # one per thread
 
@@ -123,9 +107,6 @@ class MTPlan(Plan):
             lanes = self.make_lanes(ctx.spec, max(sizes))
             self.ctxs = [Ctx(ctx.MPI, self.comms[k], self.cfg, ctx.spec, state=lanes[k])
                          for k in range(self.threads)]
-
-    def admit(self, ctx: Ctx, i: int, size: int) -> tuple[int, str | None]:
-        return 1, None
 
     def enter(self, ctx: Ctx, size: int) -> Callable[[int], object]:
         """Every thread's kernel for ``size`` elements (``run(n)`` runs their n repetitions
@@ -175,9 +156,6 @@ class MTPlan(Plan):
 
     def factor(self, spec: BenchmarkSpec, np_: int) -> float:
         return 0.0
-
-    def needed_gb(self) -> np.ndarray | None:
-        return None
 
     def record(self, **fields: Any) -> dict[str, Any]:
         """Columns per rank and thread (rank-major), sizes in bytes, IMB-MT's attributes."""

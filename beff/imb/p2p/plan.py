@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from beff.bench.ctx import Ctx
-from beff.bench.plan import SLOW_MARGIN, Plan, Run
+from beff.bench.plan import SLOW_MARGIN, EveryRank, Run
 from beff.bench.registry import BenchmarkSpec
 from beff.core import capi
 from beff.core import mpi as _mpi
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 NO_BARRIER_AFTER_WARM_UP = frozenset({"SendRecv_Replace"})
 
 
-class P2PPlan(Plan):
+class P2PPlan(EveryRank):
     """IMB-P2P's schedule: the sizes and repetition formula its options give (the job's
     ``derived`` values, in the measured config), its pauses and its barrier."""
 
@@ -57,19 +57,6 @@ class P2PPlan(Plan):
     def sizes(self, spec: BenchmarkSpec) -> list[int]:
         return [int(s) for s in self.cfg.options["sizes"]]
 
-    def counts(self, spec: BenchmarkSpec, nprocs: int) -> list[int]:
-        return [nprocs]  # all ranks at once
-
-    def modes(self, spec: BenchmarkSpec) -> tuple[str, ...]:
-        return ("",)
-
-    @property
-    def multi(self) -> int | None:
-        return None
-
-    def position(self, world_rank: int, nprocs: int) -> int:
-        return world_rank
-
     def not_run(self, spec: BenchmarkSpec, nprocs: int) -> str:
         why = partners.invalid(spec.name, nprocs)
         if not why:
@@ -79,9 +66,6 @@ class P2PPlan(Plan):
 
     def stall(self, size: int | None = None) -> float:
         return stall_limit(self.cfg, 2 * self.pause + 1.0)
-
-    def batches(self, spec: BenchmarkSpec, mode: str) -> int:
-        return max(1, self.cfg.batches)
 
     # ---------------------------------------------------------------- one process count
     def open(self, ctx: Ctx, sizes: list[int]) -> None:
@@ -103,9 +87,6 @@ class P2PPlan(Plan):
     def _sleep(self) -> None:
         if self.pause > 0:
             time.sleep(self.pause)
-
-    def admit(self, ctx: Ctx, i: int, nbytes: int) -> tuple[int, str | None]:
-        return 1, None
 
     def repetitions(self, ctx: Ctx, run: Run, rcomm: Comm, i: int, nbytes: int,
                     n0: int) -> tuple[int, str | None]:
@@ -141,9 +122,6 @@ class P2PPlan(Plan):
 
     def factor(self, spec: BenchmarkSpec, np_: int) -> float:
         return float(np_ * spec.bw_scale)
-
-    def needed_gb(self) -> np.ndarray | None:
-        return None
 
     def attrs(self) -> dict[str, Any]:
         assert self.spec is not None
