@@ -6,6 +6,7 @@ binary refuses it (IMB_NOTES §2). Their TOML table is ``[imb]``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -200,6 +201,23 @@ START_POLICY = (
            flags=("--sync",), choices=START_POLICIES, table="imb"),
 )
 BY_KEY = {o.key: o for o in (*NAMES, *IMB, *PER_ITERATION, *START_POLICY)}
+
+
+def switch(true: tuple[str, ...], false: tuple[str, ...]) -> Callable[[Any, str], bool]:
+    """The converter of a flag that takes an IMB component's words for on and off (any
+    case), listed in an error as that component's help lists them."""
+
+    def check(value: Any, where: str) -> bool:
+        if isinstance(value, bool):
+            return value
+        text = str(value).lower()
+        if text in true:
+            return True
+        if text in false:
+            return False
+        raise UsageError(f"{where} expects one of {'|'.join(true + false)}, got {value!r}")
+
+    return check
 
 
 def for_suite(*, without: tuple[str, ...] = ()) -> tuple[Option, ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from beff.bench.options import switch
 from beff.core.errors import UsageError
 from beff.core.suite import Option
 
@@ -49,16 +50,7 @@ def parse_count(value: str) -> list[int]:
     return [int(v) for v in value.split(",")]
 
 
-def check_switch(value: Any, where: str) -> bool:
-    """IMB's words for on and off (``-check on``)."""
-    if isinstance(value, bool):
-        return value
-    text = str(value).lower()
-    if text in TRUE:
-        return True
-    if text in FALSE:
-        return False
-    raise UsageError(f"{where} expects one of {'|'.join(TRUE + FALSE)}, got {value!r}")
+check_switch = switch(TRUE, FALSE)
 
 
 def threads_from_env(env: dict[str, str] | None = None) -> tuple[int, str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from beff.bench.options import MAX_MSGLOG
+from beff.bench.options import MAX_MSGLOG, switch
 from beff.core.config import read_lines
 from beff.core.errors import UsageError
 from beff.core.suite import Option
@@ -113,16 +113,7 @@ def check_path(value: Any, where: str) -> str:
     return value
 
 
-def check_switch(value: Any, where: str) -> bool:
-    """IMB-P2P's words for on and off."""
-    if isinstance(value, bool):
-        return value
-    text = str(value).lower()
-    if text in TRUE:
-        return True
-    if text in FALSE:
-        return False
-    raise UsageError(f"{where} expects one of {'|'.join(TRUE + FALSE)}, got {value!r}")
+check_switch = switch(TRUE, FALSE)
 
 
 def read_msglen(path: str) -> list[int]:
