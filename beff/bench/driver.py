@@ -175,7 +175,6 @@ class Driver:
             ("per_iteration",) if cfg.options.get("per_iteration") else ())
         strides: list[int] = []  # and which: every stride-th of the size's timed ones
         plan.open(ctx, sizes)
-        stall = plan.stall()
         failure = ""
         i = 0
         # The benchmark's own set-up (its file) spans all sizes; a CollectiveFailure, raised
