@@ -55,16 +55,21 @@ def test_a_run_beside_two_cpu_burners_is_marked_disturbed(tmp_path: Path) -> Non
 @pytest.mark.quiet  # alone: the other tests' jobs would disturb it (tests/conftest.py)
 def test_a_quiet_run_is_not_marked_and_its_record_holds_the_jobs_cpu_time(
         tmp_path: Path) -> None:
-    """Run alone, the job is not marked disturbed. The stored figures are what the processes
+    """Run alone, the job is not marked disturbed, unless something outside the test
+    session took the CPUs meanwhile: then it is. Which one the machine was, the test
+    measures itself (the node's busy seconds less the launch's, over the launch's wall
+    time), and it asks for a verdict only where that is clear (below 5 %, or above 25 % of
+    the CPUs; the record's threshold is 10 %). The stored figures are what the processes
     used: the ranks' CPU seconds between the first and last sample are at most what the
     whole launch took (its children's rusage: ranks, launcher, start-up) and at least a part
     of it; the node's busy seconds include them. The verdict is the record's own arithmetic:
     an interval is disturbed exactly when (busy - job) / (wall x CPUs) is above the stored
     share."""
     out = tmp_path / "quiet.h5"
-    before = children_cpu()
+    before, busy_before, began = children_cpu(), disturbance.busy_seconds(), time.monotonic()
     r = mpirun(2, *ARGS, "-o", str(out), timeout=600)
     used = children_cpu() - before
+    wall, busy_after = time.monotonic() - began, disturbance.busy_seconds()
     assert r.returncode == 0, r.stderr
     record = load(out).attrs["disturbance"]
     (node,) = record["nodes"]
@@ -84,4 +89,9 @@ def test_a_quiet_run_is_not_marked_and_its_record_holds_the_jobs_cpu_time(
         assert (i in disturbance.disturbed(record)) == (i.share > record["share"])
     marked = any(w.startswith("disturbed run") for w in load(out).attrs["warnings"])
     assert marked == bool(disturbance.disturbed(record))
-    assert not marked, disturbance.intervals(record)
+    assert busy_before is not None and busy_after is not None
+    others = (busy_after - busy_before - used) / (wall * node["cpus"])
+    if others < 0.05:  # quiet, as a test run alone is on an idle machine
+        assert not marked, (others, disturbance.intervals(record))
+    elif others > 0.25:  # a loaded machine: the run must say so
+        assert marked, (others, disturbance.intervals(record))
