@@ -162,3 +162,62 @@ def armed() -> dict[str, float]:
     now = time.monotonic()
     with _lock:
         return {name: deadline - now for name, deadline in _deadlines.items()}
+
+
+class InterruptInC:
+    """While MPI_Init runs (holding the interpreter lock: no Python handler or thread runs),
+    SIGINT's handler is libc's ``alarm``, and SIGALRM's is ``alarm`` too, once.
+
+    A handler receives the signal number: a Ctrl-C calls ``alarm(2)``; 2 s later SIGALRM
+    calls ``alarm(14)`` and its handler falls back to the default (``sysv_signal``'s one-shot
+    handler); 14 s later SIGALRM's default action ends the process. So a rank ends 16 s after
+    a Ctrl-C unless MPI_Init returns first, with no Python and no lock involved (the
+    functions are async-signal-safe). That ends a rank whose peer the Ctrl-C killed before
+    MPI_Init: MPICH's launcher does not end a job whose process exited with a code of its own
+    before MPI_Init, and the others would wait in MPI_Init for it up to the start-up guard.
+    16 s leaves a loaded node's slow imports time to bring every live rank through MPI_Init,
+    where the Ctrl-C is acted on with one line (:func:`beff.core.mpi.init`). When MPI_Init
+    returns, :meth:`restore` puts Python's SIGINT handler back, cancels the alarm, and says
+    whether a Ctrl-C came meanwhile. Where this cannot be set up (not Linux, not glibc),
+    nothing changes.
+    """
+
+    def __init__(self) -> None:
+        self.python_handler: Any = None
+        self.active = False
+
+    def install(self) -> None:
+        if not sys.platform.startswith("linux") or threading.current_thread() is not \
+                threading.main_thread():
+            return
+        import ctypes
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            alarm = ctypes.cast(libc["alarm"], ctypes.c_void_p)
+            failed = ctypes.c_void_p(-1).value
+            install, once = libc.signal, libc.sysv_signal
+            for function in (install, once):
+                function.restype = ctypes.c_void_p
+                function.argtypes = [ctypes.c_int, ctypes.c_void_p]
+            self.python_handler = signal.getsignal(signal.SIGINT)
+            if once(signal.SIGALRM, alarm) == failed:
+                return
+            if install(signal.SIGINT, alarm) == failed:
+                signal.signal(signal.SIGALRM, signal.SIG_DFL)
+                return
+        except (OSError, AttributeError, ValueError):
+            return
+        self.active = True
+
+    def restore(self) -> bool:
+        """Python's SIGINT handler again; True if a SIGINT came while this was installed."""
+        if not self.active:
+            return False
+        self.active = False
+        # Python's handler first: a Ctrl-C from now on is Python's, and sets no alarm
+        handler = self.python_handler
+        signal.signal(signal.SIGINT, handler if handler is not None else signal.SIG_DFL)
+        left, _ = signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        return left > 0

@@ -118,8 +118,14 @@ def init(thread_level: str = "single",
         backstop.arm("interrupted before MPI_Init", INTERRUPTED_INIT_S)
     # Results are flushed per benchmark; MPI_Finalize at exit is mpi4py's job.
     startup_marks["mpi_init"] = time.time()
-    from mpi4py import MPI
-
+    in_c = backstop.InterruptInC()
+    if early.under_launcher():
+        in_c.install()  # a Ctrl-C inside MPI_Init: see InterruptInC
+    try:
+        from mpi4py import MPI
+    finally:
+        if in_c.restore():
+            early.pending = True
     startup_marks["mpi_init_done"] = time.time()
     backstop.disarm("interrupted before MPI_Init")
     _MPI = MPI
