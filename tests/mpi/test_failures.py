@@ -189,10 +189,13 @@ def test_sigint_marks_the_file_aborted(tmp_path: Path, to_group: bool) -> None:
     terminal sends it): rank 0 closes the file as aborted, keeping what it holds; one line,
     exit 130."""
     out = tmp_path / "interrupted.h5"
-    # sizes 0 and 1, 400000 iterations each: about a second per size and benchmark
+    # sizes 0 and 1, 100000 iterations each: PingPong ends soon, and the Ctrl-C comes while
+    # the others (8 x 200000 iterations: some seconds, more on a loaded node) still run
+    benchmarks = ["PingPong", "PingPing", "Sendrecv", "Exchange", "Allreduce", "Reduce",
+                  "Allgather", "Bcast", "Alltoall"]
     cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog", "0:0",
-           "-iter", "400000", "-iter_policy", "off", "-time", "1000", "--format", "csv", "-o",
-           str(out), "PingPong", "PingPing", "Sendrecv"]
+           "-iter", "100000", "-iter_policy", "off", "-time", "1000", "--format", "csv", "-o",
+           str(out), *benchmarks]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=mpi_env(), start_new_session=True)
     assert proc.stdout is not None
@@ -214,8 +217,8 @@ def test_sigint_marks_the_file_aborted(tmp_path: Path, to_group: bool) -> None:
         assert len(ours) == 1, err
         assert ours[0] == ("beff: interrupted (SIGINT): the job ends, results so far are kept "
                            f"in {out} (to measure the rest, launch again: beff imb mpi1 "
-                           "-msglog 0:0 -iter 400000 -iter_policy off -time 1000 --format "
-                           f"csv PingPong PingPing Sendrecv --resume {out})"), err
+                           "-msglog 0:0 -iter 100000 -iter_policy off -time 1000 --format "
+                           f"csv {' '.join(benchmarks)} --resume {out})"), err
     record = load(out)
     assert record.attrs["status"] == "aborted"
     assert record.measurements and record.measurements[0].benchmark == "PingPong"
