@@ -83,16 +83,24 @@ def _make_timer() -> bool:
         event = Sigevent(sigev_signo=signal.SIGQUIT, sigev_notify=_SIGEV_SIGNAL)
         if create(_CLOCK_MONOTONIC, ctypes.byref(event), ctypes.byref(timer)) != 0:
             return False
-        install = libc.signal
-        install.restype = ctypes.c_void_p
-        install.argtypes = [ctypes.c_int, ctypes.c_void_p]
-        previous = install(signal.SIGQUIT, ctypes.cast(libc["_exit"], ctypes.c_void_p))
-        if previous == ctypes.c_void_p(-1).value:  # SIG_ERR
+        if not _libc_handler(libc, "signal", signal.SIGQUIT, "_exit"):
             return False
     except (OSError, AttributeError):
         return False
     _timer, _settime, _itimerspec = timer, settime, Itimerspec
     return True
+
+
+def _libc_handler(libc: Any, setter: str, signum: int, function: str) -> bool:
+    """Make libc's ``function`` the handler of ``signum`` with libc's ``setter`` (``signal``,
+    or ``sysv_signal`` for a one-shot handler); False where the setter says SIG_ERR."""
+    import ctypes
+
+    install = getattr(libc, setter)
+    install.restype = ctypes.c_void_p
+    install.argtypes = [ctypes.c_int, ctypes.c_void_p]
+    handler = ctypes.cast(libc[function], ctypes.c_void_p)
+    return bool(install(signum, handler) != ctypes.c_void_p(-1).value)
 
 
 def _set_timer(seconds: float) -> None:
@@ -194,16 +202,10 @@ class InterruptInC:
 
         try:
             libc = ctypes.CDLL(None, use_errno=True)
-            alarm = ctypes.cast(libc["alarm"], ctypes.c_void_p)
-            failed = ctypes.c_void_p(-1).value
-            install, once = libc.signal, libc.sysv_signal
-            for function in (install, once):
-                function.restype = ctypes.c_void_p
-                function.argtypes = [ctypes.c_int, ctypes.c_void_p]
             self.python_handler = signal.getsignal(signal.SIGINT)
-            if once(signal.SIGALRM, alarm) == failed:
+            if not _libc_handler(libc, "sysv_signal", signal.SIGALRM, "alarm"):
                 return
-            if install(signal.SIGINT, alarm) == failed:
+            if not _libc_handler(libc, "signal", signal.SIGINT, "alarm"):
                 signal.signal(signal.SIGALRM, signal.SIG_DFL)
                 return
         except (OSError, AttributeError, ValueError):
