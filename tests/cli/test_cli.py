@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -48,6 +49,25 @@ def test_help_version_and_bad_flags_import_nothing_heavy(args: list[str],
                           timeout=60)
     loaded = proc.stderr.strip().splitlines()[-1]
     assert loaded == str(sorted(allowed)), proc.stderr
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "1"), ("3", "3")])
+def test_a_beff_process_starts_no_blas_threads(given: str | None, expected: str) -> None:
+    """``beff`` sets OPENBLAS_NUM_THREADS=1 unless it is set: numpy's OpenBLAS then starts
+    no thread pool (one thread a core, in every rank) when beff's modules load it."""
+    code = ("import os, sys\nfrom beff.cli import main\nmain(['--version'])\n"
+            "before = len(os.listdir('/proc/self/task'))\nimport numpy\n"
+            "after = len(os.listdir('/proc/self/task'))\n"
+            "print(os.environ['OPENBLAS_NUM_THREADS'], after - before, file=sys.stderr)")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, env=env)
+    setting, started = proc.stderr.split()[-2:]
+    assert setting == expected, proc.stderr
+    if given is None:
+        assert started == "0", proc.stderr
 
 
 @pytest.mark.parametrize("args", [["imb", "mpi1", "-time", "nope"], ["imb", "--help"]])
