@@ -20,6 +20,7 @@ HIDE_MPI = "BEFF_TEST_HIDE_MPI"
 NO_SPACE_CHECK = "BEFF_TEST_NO_SPACE_CHECK"
 ROOT_ELSEWHERE = "BEFF_TEST_ROOT_ELSEWHERE"
 SHM_KEEP = "BEFF_TEST_SHM_KEEP"
+SHORT_INIT_GRACE = "BEFF_TEST_SHORT_INIT_GRACE"
 SLOW_CREATE = "BEFF_TEST_SLOW_CREATE"
 SLOW_MERGE = "BEFF_TEST_SLOW_MERGE"
 SLOW_READY = "BEFF_TEST_SLOW_READY"
@@ -70,6 +71,13 @@ def shm_keep() -> bool:
     """``BEFF_TEST_SHM_KEEP=1``: keep MPICH's shared-memory names after MPI_Init, so that the
     later clean-ups can be tested."""
     return os.environ.get(SHM_KEEP) == "1"
+
+
+def short_init_grace() -> bool:
+    """``BEFF_TEST_SHORT_INIT_GRACE=1``: a Ctrl-C inside MPI_Init ends the rank 2 s later,
+    not 16 s (:class:`beff.core.backstop.InterruptInC` without its second alarm), so that a
+    test of it waits less."""
+    return os.environ.get(SHORT_INIT_GRACE) == "1"
 
 
 def slow_create() -> float | None:

@@ -9,6 +9,7 @@ lock.) A ``threading.Timer`` due before the backstop proves it: it never prints.
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import textwrap
@@ -145,3 +146,36 @@ def test_arming_a_later_backstop_than_the_earliest_leaves_faulthandler_alone(
         backstop.disarm("test-early")
         backstop.disarm("test-late")
     assert "test-late" not in backstop.armed()
+
+
+def caught(mask_line: str, signum: int) -> bool:
+    return bool(int(mask_line.split()[-1], 16) >> (signum - 1) & 1)
+
+
+def test_a_ctrl_c_in_c_arms_two_alarms_that_end_the_process_16_s_later() -> None:
+    """InterruptInC (a Ctrl-C inside MPI_Init, where no Python handler runs) without MPI, in
+    Python code that runs on meanwhile: a SIGINT arms a 2 s alarm, which arms a 14 s one and
+    leaves SIGALRM to its default action (the process's end); restore() cancels the alarm and
+    says that a Ctrl-C came. (tests/mpi/test_interrupt.py proves the end, inside MPI_Init.)"""
+    proc, _ = run("""
+        import os, signal, time
+        from beff.core.backstop import InterruptInC
+        def sigcgt():
+            return next(line for line in open('/proc/self/status') if line.startswith('SigCgt'))
+        c = InterruptInC()
+        c.install()
+        print(c.active, sigcgt().strip())
+        os.kill(os.getpid(), signal.SIGINT)
+        print(round(signal.getitimer(signal.ITIMER_REAL)[0], 1))
+        time.sleep(2.5)  # the first alarm goes off
+        print(round(signal.getitimer(signal.ITIMER_REAL)[0]), sigcgt().strip())
+        print(c.restore(), signal.getitimer(signal.ITIMER_REAL)[0], flush=True)
+        """)
+    assert proc.returncode == 0, proc.stderr
+    installed, first, second, restored = proc.stdout.splitlines()
+    assert installed.startswith("True ") and caught(installed, signal.SIGALRM)
+    assert caught(installed, signal.SIGINT)
+    assert 1.5 <= float(first) <= 2.0, first  # alarm(2), the signal's number
+    assert second.split()[0] in ("13", "14"), second  # alarm(14): SIGALRM's number
+    assert not caught(second, signal.SIGALRM), second  # the one-shot handler is gone
+    assert restored == "True 0.0", restored
