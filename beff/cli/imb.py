@@ -32,15 +32,15 @@ def imb_main(argv: list[str]) -> None:
     from beff.cli.options import parse_imb
     from beff.core import suite as suites
 
-    known = [s for s in suites.suites() if s.command.startswith("beff imb ")]
+    def known() -> str:
+        return ", ".join(s.name for s in suites.suites() if s.command.startswith("beff imb "))
+
     if not argv:
-        raise UsageError(f"beff imb needs a suite: {', '.join(s.name for s in known)} (see "
-                         "`beff imb --help`)")
+        raise UsageError(f"beff imb needs a suite: {known()} (see `beff imb --help`)")
     suite, rest = argv[0].lower(), argv[1:]
-    chosen = next((s for s in known if s.name == suite), None)
-    if chosen is None:
-        raise UsageError(f"unknown IMB suite {argv[0]!r} (known: "
-                         f"{', '.join(s.name for s in known)})")
+    chosen = suites.named(suite)  # beff's own: no other distribution's entry points read
+    if chosen is None or not chosen.command.startswith("beff imb "):
+        raise UsageError(f"unknown IMB suite {argv[0]!r} (known: {known()})")
     if any(a in HELP for a in rest):
         sys.stdout.write(suite_help(chosen))
         return

@@ -36,8 +36,10 @@ def launch(args: list[str]) -> bool:
         chosen = check(O.parse_launch("beff prepare", [], rest, names="names").get("names", []))
         runtime.run_job("single", lambda MPI: chosen, run_prepare)
         return True
-    suite = next((s for s in suites.suites() if s.command == f"beff {name}"), None)
-    if suite is None or name in RESERVED:
+    if name in RESERVED:
+        return False
+    suite = suites.by_command(f"beff {name}")
+    if suite is None:
         return False
     overrides = O.parse_suite_command(suite, rest)
     overrides["argv"] = sys.argv[1:]

@@ -29,10 +29,13 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from beff.core.errors import BeffError, UsageError
 from beff.core.options import Option, Values
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 __all__ = ["Option", "Suite", "register", "suites", "get", "find"]
 
@@ -119,15 +122,58 @@ def _load() -> None:
         raise BeffError(f"no suites: beff's entry points ({GROUP}) are missing; install beff "
                         f"(in a checkout: pip install -e .)")
     for entry in found:
-        try:
-            suite = entry.load()
-        except ImportError as exc:
-            raise UsageError(f"entry point {entry.name} = {entry.value} ({GROUP}): cannot "
-                             f"import it: {exc}") from None
-        if not isinstance(suite, Suite) or suite.name != entry.name:
-            raise UsageError(f"entry point {entry.name} = {entry.value} ({GROUP}) names no "
-                             f"Suite called {entry.name!r}")
-        register(suite)
+        _register_entry(entry)
+
+
+def _register_entry(entry: EntryPoint) -> None:
+    try:
+        suite = entry.load()
+    except ImportError as exc:
+        raise UsageError(f"entry point {entry.name} = {entry.value} ({GROUP}): cannot "
+                         f"import it: {exc}") from None
+    if not isinstance(suite, Suite) or suite.name != entry.name:
+        raise UsageError(f"entry point {entry.name} = {entry.value} ({GROUP}) names no "
+                         f"Suite called {entry.name!r}")
+    register(suite)
+
+
+def _own(name: str | None = None) -> None:
+    """Register beff's own suites (the one called ``name``), reading beff's entry points
+    alone."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        own = distribution("beff").entry_points.select(group=GROUP)
+    except PackageNotFoundError:
+        return
+    if name is not None:
+        own = own.select(name=name)
+    for entry in own:
+        _register_entry(entry)
+
+
+def by_command(command: str) -> Suite | None:
+    """The suite run as ``command`` ("beff run"), or None: beff's own suites first, as
+    :func:`named` finds them, then the plug-ins'."""
+    if not _loaded:
+        _own()
+    found = next((s for s in _SUITES.values() if s.command == command), None)
+    if found is None and not _loaded:
+        _load()
+        found = next((s for s in suites() if s.command == command), None)
+    return found
+
+
+def named(name: str) -> Suite | None:
+    """The suite called ``name``, or None. One of beff's own is found in beff's entry points
+    alone, importing its declaration only: every rank of ``beff imb mpi1`` asks, and reading
+    every installed distribution's entry points (the plug-ins') costs each rank a file a
+    distribution, on what is often a shared file system."""
+    if name not in _SUITES and not _loaded:
+        _own(name=name)
+    if name not in _SUITES:
+        _load()
+    return _SUITES.get(name)
 
 
 def suites() -> list[Suite]:
@@ -139,14 +185,13 @@ def suites() -> list[Suite]:
 
 def get(name: str) -> Suite:
     """The suite called ``name``; a usage error names the known ones."""
-    _load()
-    if name not in _SUITES:
+    found = named(name)
+    if found is None:
         known = ", ".join(s.name for s in suites())
         raise UsageError(f"unknown suite {name!r} (known: {known})")
-    return _SUITES[name]
+    return found
 
 
 def find(name: str) -> Suite | None:
     """The suite called ``name``, or None (a file from a suite this beff lacks)."""
-    _load()
-    return _SUITES.get(name)
+    return named(name)
