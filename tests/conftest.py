@@ -7,8 +7,6 @@ the quiet run to be quiet. Every test holds a shared lock on one file of the ses
 whole of its run (fixtures included: a module's jobs start in its first test's set-up); a
 ``quiet`` test holds it exclusively, so it starts once the tests that run have ended, and the
 others wait for it.
-
-``--openmpi-pass VENV`` runs the Open MPI tier beside the session (tests/openmpi_pass.py).
 """
 
 from __future__ import annotations
@@ -21,21 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.openmpi_pass import (  # noqa: F401  # the --openmpi-pass option's hooks
-    pytest_addoption,
-    pytest_sessionfinish,
-    pytest_sessionstart,
-    pytest_terminal_summary,
-)
-
 # As beff's own command does (beff.cli.one_blas_thread): the test processes and the jobs they
 # start load numpy without a BLAS thread pool, which cost each 0.08 CPU-s on 2 cores
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-# One lock file for the session and every process it starts (its xdist workers, the Open
-# MPI pass beside it: tests/openmpi_pass.py), named by the process that loads this first
-LOCK = Path(os.environ.setdefault(
-    "BEFF_TESTS_LOCK", str(Path(tempfile.gettempdir()) / f"beff-tests-{os.getpid()}.lock")))
+LOCK = Path(tempfile.gettempdir()) / (
+    f"beff-tests-{os.environ.get('PYTEST_XDIST_TESTRUNUID', os.getpid())}.lock")
 
 
 @pytest.hookimpl(hookwrapper=True)
