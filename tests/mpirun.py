@@ -281,6 +281,25 @@ def kill_group(proc: subprocess.Popen[str]) -> None:
     proc.wait(timeout=30)
 
 
+def only_waits(marker: str) -> None:
+    """The job whose command line holds ``marker`` now only waits: a rank stopped on
+    purpose, the others polling in MPI until a watchdog ends them. Its ranks get nice 19,
+    each thread and each rank's autogroup: MPICH's proxy starts every rank in a session of
+    its own, and where Linux has autogroups on it shares the CPUs between sessions first,
+    so that each polling rank took as much as the whole test session. They then take only
+    the CPU time that the tests beside them leave."""
+    for pid in rank_pids(marker).values():
+        try:
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                os.setpriority(os.PRIO_PROCESS, int(task.name), 19)
+        except OSError:  # it has ended
+            pass
+        try:
+            Path(f"/proc/{pid}/autogroup").write_text("19")
+        except OSError:  # no autogroups, or it has ended
+            pass
+
+
 def rank_pids(marker: str) -> dict[int, int]:
     """{world rank: pid} of the beff processes whose command line holds ``marker``."""
     out: dict[int, int] = {}
@@ -309,6 +328,7 @@ def stop_rank_and_wait(proc: subprocess.Popen[str], marker: str, rank: int = 1,
     assert rank in pids, pids
     os.kill(pids[rank], signal.SIGSTOP)
     stopped = time.monotonic()
+    only_waits(marker)
     _, err = proc.communicate(timeout=timeout)
     return err, time.monotonic() - stopped
 

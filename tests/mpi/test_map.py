@@ -10,6 +10,7 @@ import io
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,9 @@ from tests.mpirun import (
     kill_group,
     launcher,
     mpi_env,
+    only_waits,
+    process_state,
+    rank_pids,
 )
 
 pytestmark = pytest.mark.mpi
@@ -196,6 +200,11 @@ def test_a_stopped_rank_trips_the_watchdog(tmp_path: Path) -> None:
                             env=mpi_env({"BEFF_TEST_STOP": "1:calibration"}),
                             start_new_session=True)
     try:
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline and \
+                process_state(rank_pids(str(out)).get(1, 0)) != "T":
+            time.sleep(0.05)
+        only_waits(str(out))
         _, err = proc.communicate(timeout=120)
     finally:
         kill_group(proc)  # whatever is left (nothing, when the watchdog ended the job)

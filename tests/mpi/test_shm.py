@@ -27,6 +27,7 @@ from tests.mpirun import (
     kill_group,
     launcher,
     mpi_env,
+    only_waits,
     process_state,
     rank_pids,
 )
@@ -114,6 +115,7 @@ def test_no_segment_of_the_job_is_left(end: str, keep: bool, tmp_path: Path,
                 assert [p.exists() for p in paths] == [keep] * len(paths), paths
                 if end == "watchdog":
                     os.kill(pids[1], signal.SIGSTOP)
+                    only_waits(str(out))
                 elif end == "sigint":
                     proc.send_signal(signal.SIGINT)
                 else:
@@ -164,6 +166,7 @@ def stopped_in_mpi_init(tmp_path_factory: pytest.TempPathFactory, other_job: lis
         while proc.poll() is None and time.monotonic() < deadline and \
                 process_state(rank_pids(str(out)).get(rank, 0)) != "T":
             time.sleep(0.05)
+        only_waits(str(out))
     ended = {}
     for rank, (proc, out) in jobs.items():
         try:

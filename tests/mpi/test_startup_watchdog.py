@@ -26,6 +26,7 @@ from tests.mpirun import (
     kill_group,
     launcher,
     mpi_env,
+    only_waits,
     process_state,
     rank_pids,
 )
@@ -68,6 +69,7 @@ def start_stopped(job: str, point: str, limit: list[str], tmp_path: Path
         pid = rank_pids(str(out)).get(1)
         if pid is not None and process_state(pid) == "T":
             stopped = time.monotonic()
+            only_waits(str(out))
         time.sleep(0.05)
     return proc, started, stopped
 
