@@ -34,7 +34,13 @@ from beff.core.config import (
 )
 from beff.core.errors import STRICT, BeffError, UsageError
 from beff.core.metadata import placement, run_attrs
-from beff.core.mpi import OMPI_ONE_SIDED_SETTINGS, env_rank, guard, injected_stop
+from beff.core.mpi import (
+    OMPI_ONE_SIDED_SETTINGS,
+    env_rank,
+    guard,
+    injected_stop,
+    quiet_barrier,
+)
 from beff.core.progress import Bar, make_progress
 from beff.results.model import Result, RunRecord
 
@@ -186,8 +192,9 @@ def run(suite_name: str, overrides: dict[str, Any]) -> None:
         outcome = measure(MPI, suite, *prepared)
         code = strict_code(MPI, prepared[0], outcome)
         # Every rank leaves together, under the end-of-run guard: a rank stopped after its
-        # last result would otherwise keep the launcher waiting once rank 0 is gone.
-        MPI.COMM_WORLD.Barrier()
+        # last result would otherwise keep the launcher waiting once rank 0 is gone. The
+        # others sleep meanwhile, while rank 0 ends the file.
+        quiet_barrier(MPI.COMM_WORLD)
         if outcome.failure:
             sys.exit(1)
         if code:
@@ -297,6 +304,7 @@ def measure(MPI: types.ModuleType, suite: suites.Suite, cfg: RunConfig, job: Job
             me.warn(([backend_warning] if backend_warning else [])
                     + warnings.run_warnings(attrs, network=job.network) + job.notes())
             me.begin()
+    quiet_barrier(world)  # the others sleep while rank 0 loads its writer and makes the file
     if not render:  # the API raises on every rank, not on rank 0 alone
         trouble = world.bcast(trouble if rank == 0 else "", root=0)
         if trouble:

@@ -90,6 +90,7 @@ class Driver:
                 m = self.run_count(spec, np_, mode)
                 if m is not None:
                     emit(m)
+                _mpi.quiet_barrier(self.world)  # the others sleep while rank 0 writes
                 if self.world.bcast(m.failed if m is not None else None, root=0):
                     break
 

@@ -179,6 +179,23 @@ def allreduce_number(comm: Any, value: bool | int | float, op: Any) -> Any:
     return type(value)(buf[0].item())
 
 
+QUIET_POLL_S = (50e-6, 1e-3)  # the first and the longest sleep between two tests
+
+
+def quiet_barrier(comm: Any) -> None:
+    """A barrier whose waiting ranks sleep: ``Ibarrier``, then ``Test`` with sleeps that
+    grow from 50 us to 1 ms. For the waits outside any timed loop while one rank works
+    alone (rank 0 writing the file and rendering a table): MPI's own barrier polls, and on
+    a node whose cores are shared (more ranks than cores, or other jobs) the waiting ranks'
+    polling took the CPU from the rank being waited for. Ends at most 1 ms after the last
+    rank arrives; the watchdog thread runs meanwhile (no interpreter lock is held)."""
+    request = comm.Ibarrier()
+    pause, longest = QUIET_POLL_S
+    while not request.Test():
+        time.sleep(pause)
+        pause = min(pause * 2, longest)
+
+
 def on_abort(func: Callable[[], None], again: bool = False) -> None:
     """Run ``func`` (e.g. close the result file) before aborting the job; ``again``: run it
     once more just before MPI_Abort, a moment later (to remove the benchmark files that the

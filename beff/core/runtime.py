@@ -236,7 +236,7 @@ def startup_phases(MPI: types.ModuleType) -> Any:
 
     world = MPI.COMM_WORLD
     ready = time.time()
-    world.Barrier()
+    _mpi.quiet_barrier(world)  # waiting ranks sleep (released: within 1 ms of the last one)
     released = time.time()
     marks = _mpi.startup_marks
     began, init, done = process_started(), marks.get("mpi_init"), marks.get("mpi_init_done")

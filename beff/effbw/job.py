@@ -14,6 +14,7 @@ from beff.core import runtime
 from beff.core.config import RunConfig
 from beff.core.errors import UsageError
 from beff.core.metadata import uname_fields
+from beff.core.mpi import quiet_barrier
 from beff.core.progress import Bar
 from beff.core.suite import Suite
 from beff.effbw import measure as effbw
@@ -119,6 +120,7 @@ class BeffJob:
                 emit(make_record(cfg, plan, bench, reduced, r, holder["cross"],
                                  time.monotonic() - self.started
                                  + (kept.runtime_s if kept is not None else 0.0)))
+            quiet_barrier(world)  # the others sleep while rank 0 writes
 
         bench = effbw.Beff(MPI, plan, bar, flush, cfg.stall_timeout, first=first)
         if kept is not None:  # the kept repetitions' loop control, as measured then

@@ -298,6 +298,7 @@ class BeffIO:
                 if failures:
                     self.record.failure = failures[0]
                 self.store(self.record)
+            _mpi.quiet_barrier(self.world)  # the others sleep while rank 0 writes
         if failures:
             raise CollectiveFailure(failures[0])
 

@@ -1,0 +1,45 @@
+"""Ranks that wait while rank 0 works alone (makes the result file, writes a result, ends
+the file) sleep in a barrier of beff's own (beff.core.mpi.quiet_barrier) instead of polling
+in MPI's, so that on a node whose cores are shared they leave the CPU to the rank waited
+for and to other jobs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.mpirun import kill_group, launcher, mpi_env, process_state, rank_pids
+
+pytestmark = [pytest.mark.mpi, pytest.mark.openmpi]
+
+
+def test_the_other_ranks_sleep_while_rank_0_makes_the_file(tmp_path: Path) -> None:
+    """Rank 0 takes 2 s longer to make the file (a test hook): meanwhile rank 1 is asleep
+    (state S) in most of 60 looks at it, where a rank polling in MPI is running or
+    runnable (R) in nearly all, however loaded the node."""
+    out = tmp_path / "q.h5"
+    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog",
+           "0:1", "-iter", "10", "--no-progress", "-o", str(out), "PingPong"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=mpi_env({"BEFF_TEST_SLOW_CREATE": "2"}),
+                            start_new_session=True)
+    assert proc.stderr is not None
+    states = []
+    try:
+        for line in proc.stderr:
+            if "test hook: creating the result file" in line:
+                break
+        pid = rank_pids(str(out))[1]
+        time.sleep(0.2)  # into the barrier
+        for _ in range(60):
+            states.append(process_state(pid))
+            time.sleep(0.02)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        kill_group(proc)
+    assert proc.returncode == 0, err
+    assert states.count("S") >= 40, states
