@@ -171,7 +171,8 @@ def test_a_failed_size_ends_later_process_counts(real_mpi: types.ModuleType) -> 
 
     seen: list[int] = []
     driver = ThreeCounts(fake_mpi(real_mpi, clock), build_config({"suite": "mpi1", "npmin": 1}))
-    driver.world = types.SimpleNamespace(Get_size=lambda: 4, Get_rank=lambda: 0,
-                                         bcast=lambda v, root=0: v)  # type: ignore[assignment]
+    done = types.SimpleNamespace(Test=lambda: True)
+    driver.world = types.SimpleNamespace(Get_size=lambda: 4, Get_rank=lambda: 0,  # type: ignore[assignment]
+                                         bcast=lambda v, root=0: v, Ibarrier=lambda: done)
     driver.run(s, lambda m: None)
     assert seen == [1, 2]  # counts 1, 2, 4: the time-out at 2 ends the sweep
