@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from beff.core import testhooks
+
 FORMAT = "1"
 # How long a process waits for another that compiles the same loop before it compiles the
 # loop itself (one loop takes 1-3 s to compile on a quiet node).
@@ -166,7 +168,7 @@ def build(numba: types.ModuleType, jitted: Any, func: Callable[..., Any],
 
 
 @contextlib.contextmanager
-def exclusive(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
+def exclusive(path: Path, wait_s: float | None = None) -> Iterator[None]:
     """Hold an exclusive lock on ``path``'s lock file (``<path>.lock``, kept): the one
     process that gets it first compiles, the others wait here and then load what it kept.
 
@@ -175,6 +177,8 @@ def exclusive(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
     watchdog of the next MPI call, not waited for here. Where the file system has no locks
     (some network mounts), nothing is held: every rank compiles, as without a lock, and
     :func:`save` stays atomic."""
+    if wait_s is None:
+        wait_s = testhooks.lock_wait() or LOCK_WAIT_S
     fd = -1
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ CORRUPT = "BEFF_TEST_CORRUPT"
 COUNT_LIMIT = "BEFF_TEST_COUNT_LIMIT"
 FAIL = "BEFF_TEST_FAIL"
 HIDE_MPI = "BEFF_TEST_HIDE_MPI"
+LOCK_WAIT = "BEFF_TEST_LOCK_WAIT_S"
 NO_SPACE_CHECK = "BEFF_TEST_NO_SPACE_CHECK"
 ROOT_ELSEWHERE = "BEFF_TEST_ROOT_ELSEWHERE"
 SHM_KEEP = "BEFF_TEST_SHM_KEEP"
@@ -53,6 +54,13 @@ def fail(rank: int, benchmark: str) -> str | None:
 def hidden_mpi() -> set[str]:
     """``BEFF_TEST_HIDE_MPI=NAME,...``: C functions of libmpi that count as missing."""
     return set(filter(None, os.environ.get(HIDE_MPI, "").split(",")))
+
+
+def lock_wait() -> float | None:
+    """``BEFF_TEST_LOCK_WAIT_S=S``: how long a process waits for another that compiles the
+    same loop (:func:`beff.core.objcache.exclusive`) before it compiles the loop itself,
+    instead of 10 s, so that a test of "each loop compiled once" holds on a loaded node."""
+    return _seconds(LOCK_WAIT)
 
 
 def no_space_check() -> bool:

@@ -160,7 +160,8 @@ def test_one_rank_compiles_each_loop_and_the_others_load_it(tmp_path: Path) -> N
     cache's lock): the ranks' own compile counts add up to the loops kept, and some rank
     compiled them."""
     cache = tmp_path / "cache"
-    _, path = _run(tmp_path, 4, "PingPong", "Allreduce", env={"BEFF_CACHE_DIR": str(cache)})
+    _, path = _run(tmp_path, 4, "PingPong", "Allreduce", env={  # waits for each compile
+        "BEFF_CACHE_DIR": str(cache), "BEFF_TEST_LOCK_WAIT_S": "200"})
     compiled = load(path).attrs["loops_compiled"]
     kept = list(cache.rglob("objects/*.obj"))
     assert len(compiled) == 4 and sum(compiled) == len(kept) >= 3, (compiled, kept)

@@ -42,8 +42,10 @@ def test_a_prepared_cache_leaves_a_run_nothing_to_compile(tmp_path: Path) -> Non
 
 
 def test_under_mpiexec_each_loop_is_compiled_once(tmp_path: Path) -> None:
-    r = mpirun(2, "prepare", "map", env={"BEFF_CACHE_DIR": str(tmp_path / "cache")},
-               timeout=240)
+    # the other rank waits for each compile however long it takes on a loaded machine (it
+    # compiles the loop itself after 10 s otherwise)
+    r = mpirun(2, "prepare", "map", env={"BEFF_CACHE_DIR": str(tmp_path / "cache"),
+                                         "BEFF_TEST_LOCK_WAIT_S": "200"}, timeout=240)
     assert r.returncode == 0, r.stderr
     loops, now, kept = prepared(r.stdout)
     assert now == loops and kept == 0, r.stdout  # over both ranks: one compile per loop
