@@ -43,10 +43,11 @@ def test_compare_a_run_with_itself_and_with_a_run_at_three_ranks(tmp_path: Path)
     assert lines[0].startswith("The runs differ in settings")
 
 
-# Batches of 5,000 repetitions, each longer than the scheduler's time slices, so that every
+# Batches of 2,000 repetitions, each longer than the scheduler's time slices, so that every
 # batch of the burned run shares its core (batches of 100 mostly fit between two slices:
-# their median was unchanged, and the test saw a few very slow batches only).
-MT = ("imb", "mt", "PingPongMT", "AllReduceMT", "-count", "1,16384", "-repeat", "50000",
+# their median was unchanged, and the test saw a few very slow batches only). Measured here:
+# 2.5 s quiet, 4.5-6.3 s burned, every row about 2x slower (5,000 per batch: 7.5 s quiet).
+MT = ("imb", "mt", "PingPongMT", "AllReduceMT", "-count", "1,16384", "-repeat", "20000",
       "-warmup", "100", "--no-progress")
 # One burner on each core, beside the rank bound there: each rank gets half its core, in
 # the scheduler's time slices. (Unbound burners were no sure slow-down: the scheduler moved
