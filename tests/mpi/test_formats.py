@@ -29,8 +29,9 @@ FAMILIES = {
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Runs]:
-    """Every family in each format of FORMATS: one job at 2 ranks per format (tests/mpi/runs_script.py;
-    b_eff_io's run the last of its job), each run in a directory of its own."""
+    """Every family in each format of FORMATS: one job at 2 ranks per format
+    (tests/mpi/runs_script.py; b_eff_io's run the last of its job), each run in a directory
+    of its own."""
     found = {}
     for fmt in FORMATS:
         directory = tmp_path_factory.mktemp(f"formats-{fmt}")
