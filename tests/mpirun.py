@@ -320,6 +320,25 @@ def rank_pids(marker: str) -> dict[int, int]:
     return out
 
 
+def job_state(marker: str, launcher_pid: int) -> str:
+    """What is left of a job, for a test's failure message: each process of the launcher's
+    process group and each rank whose command line holds ``marker``, with its state, the
+    kernel function it waits in, and its command line."""
+    lines = []
+    for entry in sorted(Path("/proc").iterdir(), key=lambda p: p.name):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            wchan = (entry / "wchan").read_text()
+        except OSError:
+            continue
+        if int(stat[2]) == launcher_pid or marker in cmd:  # stat[2]: its process group
+            lines.append(f"{entry.name} {stat[0]} {wchan or '-'} {cmd[:160]}")
+    return "\n".join(lines) or "no process of the job is left"
+
+
 def stop_rank_and_wait(proc: subprocess.Popen[str], marker: str, rank: int = 1,
                        timeout: float = 120) -> tuple[str, float]:
     """SIGSTOP world rank ``rank`` of the job whose command line holds ``marker``; wait for

@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.mpirun import is_open_mpi_cached, kill_group, launcher, mpi_env, rank_pids
+from tests.mpirun import (
+    is_open_mpi_cached,
+    job_state,
+    kill_group,
+    launcher,
+    mpi_env,
+    rank_pids,
+)
 
 pytestmark = [pytest.mark.mpi, pytest.mark.openmpi]
 
@@ -32,7 +39,15 @@ def test_ctrl_c_at_any_moment_is_one_line(after: float, tmp_path: Path) -> None:
     try:
         time.sleep(after)
         os.killpg(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            # Seen once under Open MPI in a fresh-clone run, with no output at all: say where
+            # each process of the job was
+            left = job_state(str(out), proc.pid)
+            kill_group(proc)
+            raise AssertionError(f"the job had not ended 60 s after the Ctrl-C at {after} s:\n"
+                                 f"{left}\noutput:\n{proc.communicate()}") from None
     finally:
         kill_group(proc)
     if "init_import_site" in err or "Could not import runpy module" in err or (
