@@ -54,6 +54,8 @@ pytestmark = [pytest.mark.multihost, pytest.mark.slurm, pytest.mark.timeout(240)
 HOSTS = ("hostA", "hostB")
 ADDRESSES = {"hostA": "10.200.0.1", "hostB": "10.200.0.2"}  # netns-cluster.sh's, in order
 CPUS = 4  # declared per node (config_overrides): 4 ranks on a node of this 2-core machine
+# glibc fills each new malloc block with 255 ^ 0xFF, zero (srun passes its environment on)
+ZEROED_MALLOC = {"MALLOC_PERTURB_": "255"}
 # Each host has its own network namespace, so the daemons' usual ports are free there
 CTLD_PORT, SLURMD_PORT = 6817, 6818
 
@@ -85,9 +87,17 @@ class TwoNodeSlurm:
 
     def srun(self, *args: str, extra_env: dict[str, str] | None = None,
              timeout: float = 150) -> subprocess.CompletedProcess[str]:
-        """``srun ARGS python -m beff ...`` on the head node, in the cluster's work dir."""
+        """``srun ARGS python -m beff ...`` on the head node, in the cluster's work dir.
+
+        The ranks' malloc fills new blocks with zeros (``MALLOC_PERTURB_``): MPICH 5's PMI-1
+        client puts the ranks' UCX addresses through an uninitialised buffer, hex-encoded
+        with runs of zeros shortened, and old heap contents there (pointers, paths) made
+        some ``cmd=put`` lines longer than the 1,024 bytes slurmstepd reads; it cut them,
+        and UCX then failed to unpack the address or to connect, or srun hung (4 of 5
+        runs of this module from a venv without bytecode, 1 of 8 whole sessions here)."""
         return self.hosts.on_head(["srun", "--mpi=pmi2", *args],
-                                  extra_env={**self.env, **(extra_env or {})}, timeout=timeout)
+                                  extra_env={**self.env, **ZEROED_MALLOC, **(extra_env or {})},
+                                  timeout=timeout)
 
 
 def config(base: Path, munge_socket: Path) -> str:
