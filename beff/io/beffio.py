@@ -290,6 +290,9 @@ class BeffIO:
             failure, result = str(exc), self.partial
         finally:
             comm.Free()
+        # The ranks outside the partition wait the whole phase: asleep, not polling in MPI,
+        # which on a node with more ranks than cores took the members' CPU time.
+        _mpi.quiet_barrier(self.world)
         failures = [f for f in self.world.allgather(failure) if f]
         if not lay:
             results = self.world.gather(result, root=0)
