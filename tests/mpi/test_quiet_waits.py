@@ -43,3 +43,31 @@ def test_the_other_ranks_sleep_while_rank_0_makes_the_file(tmp_path: Path) -> No
         kill_group(proc)
     assert proc.returncode == 0, err
     assert states.count("S") >= 40, states
+
+
+def test_a_rank_outside_the_b_eff_io_partition_sleeps_through_its_phases(tmp_path: Path,
+                                                                       ) -> None:
+    """``beff io -N 1`` on 2 ranks: rank 1 is in no partition, and waits out every phase of
+    rank 0's (4 s scheduled) asleep (state S) in most of 40 looks at it, from the first
+    pattern on; the original's ranks outside wait in MPI_Barrier, polling."""
+    out, io_dir = tmp_path / "io.h5", tmp_path / "io"
+    io_dir.mkdir()
+    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "io", "--quick", "-N", "1",
+           "-T", "4", "--dir", str(io_dir), "--progress", "-o", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=mpi_env(), start_new_session=True)
+    assert proc.stderr is not None
+    states = []
+    try:
+        for line in proc.stderr:
+            if line.startswith("progress: 1/"):  # rank 0 measures its first pattern
+                break
+        pid = rank_pids(str(out))[1]
+        for _ in range(40):
+            states.append(process_state(pid))
+            time.sleep(0.02)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        kill_group(proc)
+    assert proc.returncode == 0, err
+    assert states.count("S") >= 27, states
