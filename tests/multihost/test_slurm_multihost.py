@@ -94,7 +94,7 @@ class TwoNodeSlurm:
         with runs of zeros shortened, and old heap contents there (pointers, paths) made
         some ``cmd=put`` lines longer than the 1,024 bytes slurmstepd reads; it cut them,
         and UCX then failed to unpack the address or to connect, or srun hung (4 of 5
-        runs of this module from a venv without bytecode, 1 of 8 whole sessions here)."""
+        runs of this module from a venv without bytecode, 1 of 9 whole sessions here)."""
         return self.hosts.on_head(["srun", "--mpi=pmi2", *args],
                                   extra_env={**self.env, **ZEROED_MALLOC, **(extra_env or {})},
                                   timeout=timeout)
