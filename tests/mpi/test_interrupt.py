@@ -31,9 +31,9 @@ def test_ctrl_c_at_any_moment_is_one_line(after: float, tmp_path: Path) -> None:
     seconds into the job: while Python loads beff, in MPI_Init, in the start-up, or in the
     first benchmark, depending on the machine's load. Whatever it hits, the job ends with
     one line and 130, or has already finished with 0."""
-    out = tmp_path / "c.h5"
+    result = tmp_path / "c.h5"  # out is the launcher's stdout below
     cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog",
-           "0:4", "-time", "0.3", "-o", str(out), "PingPong", "PingPing"]
+           "0:4", "-time", "0.3", "-o", str(result), "PingPong", "PingPing"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=mpi_env(), start_new_session=True)
     try:
@@ -44,7 +44,7 @@ def test_ctrl_c_at_any_moment_is_one_line(after: float, tmp_path: Path) -> None:
         except subprocess.TimeoutExpired:
             # Seen once under Open MPI in a fresh-clone run, with no output at all: say where
             # each process of the job was
-            left = job_state(str(out), proc.pid)
+            left = job_state(str(result), proc.pid)
             kill_group(proc)
             raise AssertionError(f"the job had not ended 60 s after the Ctrl-C at {after} s:\n"
                                  f"{left}\noutput:\n{proc.communicate()}") from None
