@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import fcntl
 import os
+import subprocess
+import sys
 import tempfile
 from collections.abc import Generator
 from pathlib import Path
@@ -23,8 +25,40 @@ import pytest
 # start load numpy without a BLAS thread pool, which cost each 0.08 CPU-s on 2 cores
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-LOCK = Path(tempfile.gettempdir()) / (
-    f"beff-tests-{os.environ.get('PYTEST_XDIST_TESTRUNUID', os.getpid())}.lock")
+# The session's lock file: named by the process that loads this first (xdist's controller,
+# whose workers inherit the name)
+LOCK = Path(os.environ.setdefault(
+    "BEFF_TESTS_LOCK", str(Path(tempfile.gettempdir()) / f"beff-tests-{os.getpid()}.lock")))
+
+# The loop cache is filled once, at the start of the session, by two `beff prepare` processes
+# beside the first tests: jobs then load their loops instead of compiling each beside the others
+# (with the cache cold, the session took some 60 CPU-s and 44 s more on a 2-core machine, as
+# ranks on a loaded machine waited out the 10 s lock and compiled loops again). Tests of the
+# compile itself use caches of their own (BEFF_CACHE_DIR).
+PREPARE = (["mpi1", "mt", "beff", "map", "p2p"], ["nbc", "mpi4", "ext", "rma", "io", "beffio"])
+_preparing: list[subprocess.Popen[bytes]] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller prepares
+        return
+    with open(LOCK, "a") as lock:
+        # each holds the session's lock shared (its own copy of the descriptor) until it
+        # ends: a ``quiet`` test waits for it
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        for suites in PREPARE:
+            _preparing.append(subprocess.Popen(
+                [sys.executable, "-m", "beff", "prepare", *suites], stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=[lock.fileno()]))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for proc in _preparing:
+        if proc.poll() is None:  # a short session: the cache is only a saving
+            proc.terminate()
+        _, err = proc.communicate()
+        if proc.returncode not in (0, -15):
+            sys.stderr.write(f"tests/conftest.py: beff prepare failed: {err.decode()[-500:]}\n")
 
 
 @pytest.hookimpl(hookwrapper=True)
