@@ -441,3 +441,17 @@ def beff_lines(stderr: str) -> list[str]:
     """The lines beff printed on stderr (Open MPI's prterun adds a box of its own when a rank
     exits non-zero)."""
     return [ln for ln in stderr.splitlines() if ln.startswith("beff")]
+
+
+def stored_status(path: Path, wait_s: float = 20.0) -> tuple[str, str]:
+    """The status attributes on disk (not derived by load), once they leave 'running' (the
+    watcher acts just after rank 0 is gone), or as they are after ``wait_s``."""
+    import h5py
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        with h5py.File(path, "r", locking=False) as f:
+            status, note = str(f.attrs["status"]), str(f.attrs.get("status_note", ""))
+        if status != "running" or time.monotonic() > deadline:
+            return status, note
+        time.sleep(0.2)
