@@ -32,6 +32,26 @@ def segment(wid: str, node: int = 0, kind: str = "shm") -> Path:
     return path
 
 
+DAY = 86400.0
+
+
+def transient(made: list[Path], age_s: float = DAY) -> Path:
+    """A stand-in for MPICH's transient segment (``mpich_shar_tmp`` and a mkstemp suffix),
+    last modified ``age_s`` ago: made under another name and renamed, so that it never is a
+    new one. A job beside the test (another worker's) ends with its watcher removing the
+    unmapped transient segments made since the job started (shm.sweep_transient): a new
+    stand-in, unmapped until the test's mapper starts, was once removed so."""
+    import time
+
+    spare = shm.SHM_DIR / f".beff-test-{secrets.token_hex(4)}"
+    spare.write_bytes(b"\0" * 4096)
+    os.utime(spare, (time.time() - age_s, time.time() - age_s))
+    path = shm.SHM_DIR / f"mpich_shar_tmp{secrets.token_hex(3)}"
+    made.append(path)
+    spare.rename(path)
+    return path
+
+
 @pytest.fixture
 def made() -> Iterator[list[Path]]:
     paths: list[Path] = []
@@ -77,8 +97,7 @@ def test_mapped_names_what_a_process_maps(made: list[Path]) -> None:
 def test_release_mapped_unlinks_only_what_this_process_maps(made: list[Path], kind: str
                                                             ) -> None:
     if kind == "shar_tmp":  # MPICH's transient segments: mkstemp names
-        mine = shm.SHM_DIR / f"mpich_shar_tmp{secrets.token_hex(3)}"
-        mine.write_bytes(b"\0" * 4096)
+        mine = transient(made)
     else:
         mine = segment(secrets.token_hex(4), kind=kind)
     other = segment(secrets.token_hex(4), kind="vci")
@@ -143,19 +162,13 @@ def test_nothing_to_do_without_mpich_segments(made: list[Path]) -> None:
 
 def test_sweep_transient_removes_only_new_unmapped_ones(made: list[Path]) -> None:
     """MPICH's mpich_shar_tmp segments: one that a rank killed inside its making left (new,
-    mapped by nobody) goes; one still mapped, and one older than the job, stay."""
+    mapped by nobody) goes; one still mapped, and one older than the job, stay. (The job
+    "started" two days ago and its segments are a day old: see transient.)"""
     import time
 
-    def transient(name: str) -> Path:
-        path = shm.SHM_DIR / f"mpich_shar_tmp{name}"
-        path.write_bytes(b"\0" * 4096)
-        made.append(path)
-        return path
-
-    old = transient(secrets.token_hex(3))
-    os.utime(old, (time.time() - 3600, time.time() - 3600))
-    since = time.time() - 1
-    left, held = transient(secrets.token_hex(3)), transient(secrets.token_hex(3))
+    old = transient(made, 3 * DAY)
+    since = time.time() - 2 * DAY
+    left, held = transient(made), transient(made)
     proc = mapper(held)
     try:
         assert shm.sweep_transient(since) == [left.name]
