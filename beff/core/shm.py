@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from beff.core import testhooks
@@ -43,6 +44,9 @@ JOB_ENV = "BEFF_MPICH_WORLD_ID"
 # Test-only hook: keep the names after MPI_Init (so the later clean-ups can be tested).
 KEEP_ENV = testhooks.SHM_KEEP
 SWEEP_WAIT_S = 30.0  # the watcher waits this long for the job's ranks to be gone
+# A transient segment unmapped at a first look is looked at again this much later: MPICH maps
+# one microseconds after mkstemp makes it, so a live job's new one is mapped by then.
+SETTLE_S = 0.2
 
 
 def mapped(pid: int | str = "self", unlinked: bool = False,
@@ -153,22 +157,27 @@ def sweep_after_job() -> list[str]:
     return sweep(wid) if re.fullmatch(r"[0-9a-f]+", wid) else []
 
 
-def sweep_transient(since: float) -> list[str]:
+def sweep_transient(since: float, settle: Callable[[], None] | None = None) -> list[str]:
     """Remove MPICH's transient segments (``mpich_shar_tmp*``) made since ``since`` (a
     time.time()) by this user that no live process maps: the one a rank killed inside the
     call that makes it leaves (MPICH unlinks it once every rank has attached, within that
-    call; a live one is mapped by its maker from the start). Returns the names removed."""
-    removed: list[str] = []
+    call). A live one is mapped by its maker from the start, but for the moment between
+    mkstemp and mmap, in which another job's watcher may look: a segment unmapped at the
+    first look goes only if it still is after ``settle`` (by default :data:`SETTLE_S`
+    asleep). Returns the names removed."""
     try:
         candidates = [p for p in SHM_DIR.iterdir() if TRANSIENT.fullmatch(p.name)]
     except OSError:
-        return removed
+        return []
+    unmapped = []
     for path in candidates:
         try:
             st = path.stat()
         except OSError:
             continue
-        if st.st_uid == os.getuid() and st.st_mtime >= since and \
-                not _mapped_by_anyone(path) and _unlink(path.name):
-            removed.append(path.name)
-    return removed
+        if st.st_uid == os.getuid() and st.st_mtime >= since and not _mapped_by_anyone(path):
+            unmapped.append(path)
+    if not unmapped:
+        return []
+    (settle or (lambda: time.sleep(SETTLE_S)))()
+    return [p.name for p in unmapped if not _mapped_by_anyone(p) and _unlink(p.name)]

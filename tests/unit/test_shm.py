@@ -177,3 +177,22 @@ def test_sweep_transient_removes_only_new_unmapped_ones(made: list[Path]) -> Non
         finish(proc)
     assert shm.sweep_transient(since) == [held.name]  # its last process is gone
     assert old.exists()
+
+
+def test_sweep_transient_spares_one_mapped_between_its_two_looks(made: list[Path]) -> None:
+    """A live job's transient segment between mkstemp and mmap (MPICH maps it microseconds
+    later): unmapped at the first look, mapped at the second, it stays; the one still
+    unmapped goes."""
+    import time
+
+    since = time.time() - 2 * DAY
+    making, left = transient(made), transient(made)
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        removed = shm.sweep_transient(since, settle=lambda: procs.append(mapper(making)))
+        assert procs and removed == [left.name]
+        assert making.exists() and not left.exists()
+    finally:
+        for proc in procs:
+            finish(proc)
+
