@@ -7,6 +7,7 @@ import os
 import secrets
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,8 +42,6 @@ def transient(made: list[Path], age_s: float = DAY) -> Path:
     new one. A job beside the test (another worker's) ends with its watcher removing the
     unmapped transient segments made since the job started (shm.sweep_transient): a new
     stand-in, unmapped until the test's mapper starts, was once removed so."""
-    import time
-
     spare = shm.SHM_DIR / f".beff-test-{secrets.token_hex(4)}"
     spare.write_bytes(b"\0" * 4096)
     os.utime(spare, (time.time() - age_s, time.time() - age_s))
@@ -164,8 +163,6 @@ def test_sweep_transient_removes_only_new_unmapped_ones(made: list[Path]) -> Non
     """MPICH's mpich_shar_tmp segments: one that a rank killed inside its making left (new,
     mapped by nobody) goes; one still mapped, and one older than the job, stay. (The job
     "started" two days ago and its segments are a day old: see transient.)"""
-    import time
-
     old = transient(made, 3 * DAY)
     since = time.time() - 2 * DAY
     left, held = transient(made), transient(made)
@@ -183,8 +180,6 @@ def test_sweep_transient_spares_one_mapped_between_its_two_looks(made: list[Path
     """A live job's transient segment between mkstemp and mmap (MPICH maps it microseconds
     later): unmapped at the first look, mapped at the second, it stays; the one still
     unmapped goes."""
-    import time
-
     since = time.time() - 2 * DAY
     making, left = transient(made), transient(made)
     procs: list[subprocess.Popen[str]] = []
