@@ -1,7 +1,7 @@
 """Runs killed while rank 0 writes: SIGTERM and then SIGKILL during the final merge, SIGKILL
 while the result file is created. No rank outlives the job, and the file holds every result
 with nothing left beside it. (Apart from tests/mpi/test_failures.py, so that the two files,
-each a few tens of seconds under Open MPI, run on the two workers side by side.)"""
+each a few tens of seconds under Open MPI, run on two workers side by side.)"""
 
 from __future__ import annotations
 
