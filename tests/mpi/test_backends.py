@@ -18,6 +18,9 @@ pytestmark = pytest.mark.mpi
 # are slow there).
 QUICK = ["-msglog", "0:6", "-iter", "40", "-iter_policy", "off", "-time", "600"]
 P2P = ["PingPong", "PingPing", "Sendrecv", "Exchange", "Uniband", "Biband"]
+# The python backend's loops run Python per repetition: fewer of them (its 21 benchmarks at
+# 3 ranks took 10 s of a loaded 2-core machine at 40)
+PY_QUICK = ["-msglog", "0:6", "-iter", "10", "-iter_policy", "off", "-time", "600"]
 COLL = ["Allreduce", "Reduce", "Reduce_local", "Reduce_scatter", "Reduce_scatter_block",
         "Allgather", "Allgatherv", "Gather", "Gatherv", "Scatter", "Scatterv", "Alltoall",
         "Alltoallv", "Bcast", "Barrier"]
@@ -83,7 +86,8 @@ def test_kept_loops_load_without_compiling(first_compile: tuple[str, Path, Path]
 
 @pytest.mark.parametrize("nprocs", [2, 3])
 def test_python_backend_runs_the_same_kernels(tmp_path: Path, nprocs: int) -> None:
-    _, path = _run(tmp_path, nprocs, "--backend", "python", "--check", *P2P, *COLL)
+    _, path = _run(tmp_path, nprocs, "--backend", "python", "--check", *P2P, *COLL,
+                   quick=PY_QUICK)
     record = load(path)
     assert record.attrs["overhead"]["backend"] == "python"
     assert {m.attrs["backend"] for m in record.measurements} == {"python"}
@@ -95,7 +99,7 @@ def test_python_backend_runs_the_same_kernels(tmp_path: Path, nprocs: int) -> No
 
 def test_python_backend_check_finds_a_corrupted_message(tmp_path: Path) -> None:
     _, path = _run(tmp_path, 2, "--backend", "python", "--check", "Sendrecv", "Allgather",
-                   env={"BEFF_TEST_CORRUPT": "1"})
+                   env={"BEFF_TEST_CORRUPT": "1"}, quick=PY_QUICK)
     record = load(path)
     for m in record.measurements:
         assert m.defects is not None and int(m.defects[1:].sum()) > 0, m.benchmark
