@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from beff.results import stats
 from beff.results.archive import load
 from tests.mpirun import beff, mpirun
 
@@ -114,9 +115,13 @@ def test_compare_tests_nothing_across_start_policies_unless_told(run: tuple[int,
     told = json.loads(beff("compare", str(barrier), str(window), "--format", "json",
                            "--across-policies").stdout)
     assert "not tested: start policies differ" not in {row["verdict"] for row in told["rows"]}
-    # tested, but for a size whose every window run had a batch without a valid call (a
-    # loaded node): its batches have no time
-    assert told["tested"] >= len(told["rows"]) // 2, told["rows"]
+    # tested, but for a size where the window run had too few batches with a valid call (on
+    # a loaded node most windows are missed: 18 of 28 rows once, with three workers beside)
+    assert told["tested"] >= 1, told["rows"]
+    untested = [r for r in told["rows"] if r["verdict"] == "not tested"]
+    assert told["tested"] + len(untested) == len(told["rows"])
+    assert all(min(r["a_batches"], r["b_batches"]) < stats.MIN_BATCHES for r in untested), \
+        untested
 
 
 @pytest.mark.parametrize(("suite", "nprocs"), [("nbc", 2), ("nbc", 4), ("mpi4", 2)])
