@@ -67,12 +67,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
             sys.stderr.write(f"tests/conftest.py: beff prepare failed: {err.decode()[-500:]}\n")
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The Open MPI tier first (tests/test_openmpi_tier.py): a session of its own that mostly
-    waits, beside the others from the start (xdist hands out whole files in this order)."""
-    items.sort(key=lambda item: not item.nodeid.startswith("tests/test_openmpi_tier.py"))
-
-
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None
                             ) -> Generator[None, None, None]:
