@@ -16,11 +16,12 @@ from tests.mpirun import launcher, mpi_env, mpirun
 pytestmark = pytest.mark.mpi
 # Fixed repetitions: no time budget to run out on a loaded node (the python backend's loops
 # are slow there).
-QUICK = ["-msglog", "0:6", "-iter", "40", "-iter_policy", "off", "-time", "600"]
+SIZES = ["-msglog", "0:6", "-iter_policy", "off", "-time", "600"]
+QUICK = [*SIZES, "-iter", "40"]
 P2P = ["PingPong", "PingPing", "Sendrecv", "Exchange", "Uniband", "Biband"]
 # The python backend's loops run Python per repetition: fewer of them (its 21 benchmarks at
 # 3 ranks took 10 s of a loaded 2-core machine at 40)
-PY_QUICK = ["-msglog", "0:6", "-iter", "10", "-iter_policy", "off", "-time", "600"]
+PY_QUICK = [*SIZES, "-iter", "10"]
 COLL = ["Allreduce", "Reduce", "Reduce_local", "Reduce_scatter", "Reduce_scatter_block",
         "Allgather", "Allgatherv", "Gather", "Gatherv", "Scatter", "Scatterv", "Alltoall",
         "Alltoallv", "Bcast", "Barrier"]
