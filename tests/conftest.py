@@ -27,6 +27,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # The session's lock file: named by the process that loads this first (xdist's controller,
 # whose workers inherit the name)
+OWN_LOCK = "BEFF_TESTS_LOCK" not in os.environ  # this process names it (and removes it)
 LOCK = Path(os.environ.setdefault(
     "BEFF_TESTS_LOCK", str(Path(tempfile.gettempdir()) / f"beff-tests-{os.getpid()}.lock")))
 
@@ -73,6 +74,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    if OWN_LOCK:  # the controller: the session's lock files
+        for path in (LOCK, Path(f"{LOCK}.gate"), Path(f"{LOCK}.jobs")):
+            path.unlink(missing_ok=True)
     for proc in _preparing:
         ended = proc.poll() is not None
         if not ended:  # a short session: the cache is only a saving
@@ -89,3 +93,20 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None
     with open(LOCK, "a") as lock:  # closing it releases the lock
         fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
         yield
+
+
+# The order xdist hands files to its workers (one file to one worker, `--dist loadfile`, in
+# this order: `--no-loadscope-reorder`). Files that start jobs first, the in-process ones
+# after them to fill the workers' last minutes; files with a ``quiet`` test last of all, so
+# that their exclusive lock is taken when the others have ended (mid-session, one waited
+# 40 s for a moment with no other test running, its worker idle meanwhile).
+LATER = {"cli": 1, "plugin": 1, "unit": 2}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    quiet = {item.path for item in items if item.get_closest_marker("quiet") is not None}
+
+    def rank(item: pytest.Item) -> tuple[bool, int]:
+        return item.path in quiet, LATER.get(item.path.parent.name, 0)
+
+    items.sort(key=rank)  # stable: a file's tests stay together, in their order
