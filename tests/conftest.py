@@ -36,7 +36,8 @@ LOCK = Path(os.environ.setdefault(
 # (with the cache cold, the session took some 60 CPU-s and 44 s more on a 2-core machine, as
 # ranks on a loaded machine waited out the 10 s lock and compiled loops again). Tests of the
 # compile itself use caches of their own (BEFF_CACHE_DIR).
-PREPARE = (["mpi1", "mt", "beff", "map", "p2p"], ["nbc", "mpi4", "ext", "rma", "io", "beffio"])
+# Each compiles in the order given: the suites of the files the workers start first, first.
+PREPARE = (["mpi1", "beff", "p2p", "mt", "map"], ["beffio", "io", "nbc", "mpi4", "ext", "rma"])
 # The README's Open MPI pass (``-m openmpi``) runs the suites of these alone, and its loops
 # compile cold (the cache is keyed by the MPI library): those its first tests run first (on
 # four workers: IMB-MPI1's signals and failures, IMB-MT), none it does not run.
