@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -76,6 +77,9 @@ def _munge_answers() -> bool:
         return False
 
 
+MUNGED_PID = Path("/run/munge/munged.pid")
+
+
 def _start_munged() -> None:
     run_dir = Path("/run/munge")
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -83,7 +87,8 @@ def _start_munged() -> None:
     key = Path("/etc/munge/munge.key")
     if not key.exists():  # the package makes one; a trimmed image may lack it
         subprocess.run(["runuser", "-u", "munge", "--", "mungekey", "--create"], check=True)
-    subprocess.run(["runuser", "-u", "munge", "--", "munged"], check=True, timeout=30)
+    subprocess.run(["runuser", "-u", "munge", "--", "munged", f"--pid-file={MUNGED_PID}"],
+                   check=True, timeout=30)
     deadline = time.monotonic() + 10
     while not _munge_answers():
         if time.monotonic() > deadline:
@@ -171,5 +176,6 @@ def cluster(base: Path) -> Iterator[Slurm]:
         yield slurm
     finally:
         shut_down(slurm.run, slurm.daemons)
-        if slurm.munged:
-            subprocess.run(["pkill", "-u", "munge", "-x", "munged"], check=False)
+        if slurm.munged:  # this one alone: another module's Slurm may have its own munged
+            with contextlib.suppress(OSError, ValueError):
+                os.kill(int(MUNGED_PID.read_text()), signal.SIGTERM)
