@@ -17,22 +17,36 @@ from typing import Any
 import pytest
 
 from beff.results.archive import load
-from tests.mpirun import kill_group, launcher, mpi_env, rank_pids, stored_status
+from tests.mpirun import (
+    kill_group,
+    launcher,
+    launcher_failed,
+    mpi_env,
+    rank_pids,
+    stored_status,
+)
 
 pytestmark = [pytest.mark.mpi, pytest.mark.openmpi]  # also in the Open MPI tier of the tests
 
 
 def started_until(cmd: list[str], env: dict[str, str | None], hook: str
                   ) -> subprocess.Popen[str]:
-    """Start ``cmd`` and return once its stderr says the test hook reached ``hook``."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=mpi_env(env), start_new_session=True)
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        if f"test hook: {hook}" in line:
-            return proc
-    kill_group(proc)
-    raise AssertionError(f"the run ended before the test hook's {hook!r}")
+    """Start ``cmd`` and return once its stderr says the test hook reached ``hook`` (again,
+    where the launcher itself failed to start)."""
+    for _ in range(3):
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True, env=mpi_env(env), start_new_session=True)
+        assert proc.stderr is not None
+        seen = []
+        for line in proc.stderr:
+            if f"test hook: {hook}" in line:
+                return proc
+            seen.append(line)
+        kill_group(proc)
+        if not launcher_failed("".join(seen)):
+            break
+    raise AssertionError(f"the run ended (exit {proc.poll()}) before the test hook's {hook!r}; "
+                         f"its stderr:\n{''.join(seen[-40:])}")
 
 
 def _job_left(marker: str, wait_s: float) -> dict[int, int]:

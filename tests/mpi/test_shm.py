@@ -36,7 +36,8 @@ pytestmark = [pytest.mark.mpi, pytest.mark.skipif(
     is_open_mpi_cached(), reason="MPICH's segments (Open MPI names its own otherwise)")]
 GONE_WAIT_S = 45.0  # the watcher waits for the job's last rank, then removes the segment
 # half a second per size (IMB's calibration), at any load: the job is still running when
-# the test acts, and a size never comes near the watchdog's 4 s
+# the test acts, and a size never comes near the watchdog's stall limit
+STALL_S = 4
 SLOW = ["-msglog", "0:8", "-time", "0.5"]
 BENCHMARKS = ["PingPong", "PingPing", "Sendrecv", "Exchange", "Uniband", "Biband"]
 
@@ -93,7 +94,7 @@ def test_no_segment_of_the_job_is_left(end: str, keep: bool, tmp_path: Path,
     env: dict[str, str | None] = {shm.KEEP_ENV: "1" if keep else None}
     args = [*SLOW, "--format", "csv", "-o", str(out), *BENCHMARKS]
     if end == "watchdog":
-        args = ["--stall-timeout", "4", *args]
+        args = ["--stall-timeout", str(STALL_S), *args]
     if end == "exception":
         env["BEFF_TEST_FAIL"] = "1:PingPing"
     cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", *args]
@@ -125,7 +126,7 @@ def test_no_segment_of_the_job_is_left(end: str, keep: bool, tmp_path: Path,
             kill_group(proc)
         assert proc.returncode != 0, err
         if end == "watchdog":
-            assert "made no progress for 4 s" in err, err
+            assert f"made no progress for {STALL_S} s" in err, err
         if end == "exception":
             assert "injected failure" in err, err
         deadline = time.monotonic() + GONE_WAIT_S
@@ -157,7 +158,7 @@ def stopped_in_mpi_init(tmp_path_factory: pytest.TempPathFactory, other_job: lis
     for rank in (0, 1):
         out = tmp_path_factory.mktemp(f"init-{rank}") / "init.h5"
         cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog",
-               "0:2", "--stall-timeout", "4", "-o", str(out), "PingPong"]
+               "0:2", "--stall-timeout", str(STALL_S), "-o", str(out), "PingPong"]
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 text=True, env=mpi_env({"BEFF_TEST_STOP": f"{rank}:mpi_init"}),
                                 start_new_session=True)
