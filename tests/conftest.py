@@ -25,6 +25,14 @@ import pytest
 # start load numpy without a BLAS thread pool, which cost each 0.08 CPU-s on 2 cores
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+# Every process of the session writes the bytecode of what it imports, once, as Python does
+# by default: the environments are installed without compiling every package's bytecode
+# (uv's --compile-bytecode took 16.5 and 13.0 CPU-s, mostly for modules no test imports), and
+# under PYTHONDONTWRITEBYTECODE (this VM sets it) each process would compile from source
+# every module it imports, each rank numpy's and mpi4py's
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
+
 # The session's lock file: named by the process that loads this first (xdist's controller,
 # whose workers inherit the name)
 OWN_LOCK = "BEFF_TESTS_LOCK" not in os.environ  # this process names it (and removes it)
