@@ -116,6 +116,10 @@ def init(thread_level: str = "single",
         # lock: no watchdog thread runs) would wait for it forever. The backstop ends this
         # rank then (its stacks, exit 3).
         backstop.arm("interrupted before MPI_Init", INTERRUPTED_INIT_S)
+        # Meanwhile MPICH's MPI_Init polls (sched_yield) at full speed for the dead peer: at
+        # the lowest priority the node's other work goes first. The rank only ends from here.
+        with contextlib.suppress(OSError):
+            os.nice(LOWEST_PRIORITY)
     # Results are flushed per benchmark; MPI_Finalize at exit is mpi4py's job.
     startup_marks["mpi_init"] = time.time()
     in_c = backstop.InterruptInC()
@@ -457,6 +461,7 @@ WATCHDOG_EXIT = 3
 # How long MPI_Init may take after a Ctrl-C noted before it (every live rank gets there and
 # through within seconds; a rank that died of the Ctrl-C never does).
 INTERRUPTED_INIT_S = 20.0
+LOWEST_PRIORITY = 19  # nice's: os.nice adds it, and stops at the lowest
 # A watchdog's backstop (beff.core.backstop) fires this long after the watchdog's deadline,
 # in case the watchdog's thread cannot run; a watchdog that fired must have aborted the job
 # within ABORT_BACKSTOP_S.

@@ -19,6 +19,7 @@ from tests.mpirun import (
     kill_group,
     launcher,
     mpi_env,
+    process_state,
     rank_pids,
 )
 
@@ -83,8 +84,6 @@ def test_ctrl_c_at_any_moment_is_one_line(after: float, tmp_path: Path) -> None:
 def held(args: list[str], out: Path, stop: str) -> tuple[subprocess.Popen[str], int]:
     """``beff imb mpi1 ARGS`` at 2 ranks with the test hook BEFF_TEST_STOP=``stop``
     (RANK:POINT): the job and the pid of that rank, once the hook has stopped it."""
-    from tests.mpirun import process_state
-
     rank = int(stop.split(":")[0])
     cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -208,6 +207,43 @@ def test_ctrl_c_in_mpi_init_whose_peer_never_comes_ends_the_rank(tmp_path: Path)
     assert proc.returncode != 0
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert "signal 14" in launcher_out or "Alarm clock" in launcher_out, launcher_out
+
+
+def test_a_rank_that_noted_a_ctrl_c_waits_in_mpi_init_at_the_lowest_priority(
+        tmp_path: Path) -> None:
+    """A Ctrl-C noted before MPI_Init, whose peer it killed (here: the peer exits at once):
+    the rank goes into MPI_Init, where MPICH polls for the peer until the backstop
+    (INTERRUPTED_INIT_S) ends the rank, at nice 19 meanwhile. At full priority that poll took
+    a whole core from the node's other work for 20 s (19 CPU-s in a test run)."""
+    if is_open_mpi_cached():
+        pytest.skip("Open MPI's prterun ends the job when a process exits before MPI_Init")
+    out = tmp_path / "c.h5"
+    cmd = [launcher(), "-n", "1", sys.executable, "-c", "import sys; sys.exit(1)", ":",
+           "-n", "1", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog", "0:2", "-o",
+           str(out), "PingPong"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=mpi_env({"BEFF_TEST_STOP": "1:mpi_init"}),
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while (pid := rank_pids(str(out)).get(1)) is None or process_state(pid) != "T":
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        assert nice(pid) == 0
+        os.kill(pid, signal.SIGINT)  # noted on its way on, before MPI_Init
+        os.kill(pid, signal.SIGCONT)
+        while not (in_mpi_init(pid) and nice(pid) == 19):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        time.sleep(0.5)
+        assert proc.poll() is None and nice(pid) == 19  # waiting in MPI_Init, at nice 19
+    finally:
+        kill_group(proc)
+
+
+def nice(pid: int) -> int:
+    """Process ``pid``'s nice value (/proc/PID/stat's 19th field)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
 
 
 def in_mpi_init(pid: int) -> bool:
