@@ -71,19 +71,15 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):  # an xdist worker: the controller prepares
         return
     compile_bytecode()
-    with open(LOCK, "a") as lock, open(f"{LOCK}.jobs", "a") as jobs:
+    with open(LOCK, "a") as lock:
         # each holds the session's lock shared (its own copy of the descriptor) until it
-        # ends: a ``quiet`` test waits for it. And the job gate's (tests/mpirun.py, job_slot):
-        # a job of more ranks than cores waits for both to end, as for other jobs (beside
-        # the compiles, the 3-rank quick b_eff run took 13.1 CPU-s in a session; alone, 4)
+        # ends: a ``quiet`` test waits for it
         fcntl.flock(lock, fcntl.LOCK_SH)
-        fcntl.flock(jobs, fcntl.LOCK_SH)
         tier = PREPARE_OPENMPI if config.getoption("markexpr") == "openmpi" else PREPARE
         for suites in tier:
             _preparing.append(subprocess.Popen(
                 [sys.executable, "-m", "beff", "prepare", *suites], stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                pass_fds=[lock.fileno(), jobs.fileno()]))
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=[lock.fileno()]))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
