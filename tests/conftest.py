@@ -57,10 +57,10 @@ _preparing: list[subprocess.Popen[bytes]] = []
 
 def compile_bytecode() -> None:
     """Write the bytecode of beff and of the tests' helpers, as ``pip install`` does for an
-    installed package. The jobs import beff from this checkout (the working directory is
-    first on their path), and under PYTHONDONTWRITEBYTECODE each of the session's Python
-    processes would otherwise compile every module it imports from source: about 0.1 CPU-s
-    a process (a 2-rank PingPong job: 0.95 CPU-s against 0.72)."""
+    installed package, before the workers and the first jobs start: they import beff from
+    this checkout (the working directory is first on their path), and each of the first
+    ones would compile what it imports (a 2-rank PingPong job compiling beff took 0.95 CPU-s
+    against 0.72)."""
     import compileall
 
     import beff
