@@ -213,8 +213,9 @@ def test_a_rank_that_noted_a_ctrl_c_waits_in_mpi_init_at_the_lowest_priority(
         tmp_path: Path) -> None:
     """A Ctrl-C noted before MPI_Init, whose peer it killed (here: the peer exits at once):
     the rank goes into MPI_Init, where MPICH polls for the peer until the backstop
-    (INTERRUPTED_INIT_S) ends the rank, at nice 19 meanwhile. At full priority that poll took
-    a whole core from the node's other work for 20 s (19 CPU-s in a test run)."""
+    (INTERRUPTED_INIT_S) ends the rank, at nice 19 meanwhile (and its session's autogroup,
+    which MPICH's launcher makes its own). At full priority that poll took a whole core from
+    the node's other work for 20 s (19 CPU-s in a test run)."""
     if is_open_mpi_cached():
         pytest.skip("Open MPI's prterun ends the job when a process exits before MPI_Init")
     out = tmp_path / "c.h5"
@@ -237,6 +238,9 @@ def test_a_rank_that_noted_a_ctrl_c_waits_in_mpi_init_at_the_lowest_priority(
             time.sleep(0.05)
         time.sleep(0.5)
         assert proc.poll() is None and nice(pid) == 19  # waiting in MPI_Init, at nice 19
+        if Path(f"/proc/{pid}/autogroup").exists() and session(pid) == pid:
+            # MPICH's launcher makes each rank a session of its own: its group's nice too
+            assert Path(f"/proc/{pid}/autogroup").read_text().split()[-1] == "19"
     finally:
         kill_group(proc)
 
@@ -244,6 +248,11 @@ def test_a_rank_that_noted_a_ctrl_c_waits_in_mpi_init_at_the_lowest_priority(
 def nice(pid: int) -> int:
     """Process ``pid``'s nice value (/proc/PID/stat's 19th field)."""
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
+def session(pid: int) -> int:
+    """Process ``pid``'s session id (/proc/PID/stat's 6th field)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[3])
 
 
 def in_mpi_init(pid: int) -> bool:
