@@ -175,6 +175,19 @@ def test_a_sigint_and_a_sigkill_read_as_signal_11() -> None:
     assert "EXIT CODE: 2\n" in proc.stdout or "EXIT CODE: 9\n" in proc.stdout, proc.stdout
 
 
+def with_a_dead_peer(out: Path, env: dict[str, str | None]) -> subprocess.Popen[str]:
+    """``beff imb mpi1 PingPong -o OUT`` as world rank 1 of a job whose rank 0 exits at
+    once, before MPI_Init (as CPython does when a Ctrl-C hits its start): MPICH's launcher
+    does not end the job then (Open MPI's does: the test is skipped there)."""
+    if is_open_mpi_cached():
+        pytest.skip("Open MPI's prterun ends the job when a process exits before MPI_Init")
+    cmd = [launcher(), "-n", "1", sys.executable, "-c", "import sys; sys.exit(1)", ":",
+           "-n", "1", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog", "0:2", "-o",
+           str(out), "PingPong"]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=mpi_env(env), start_new_session=True)
+
+
 def test_ctrl_c_in_mpi_init_whose_peer_never_comes_ends_the_rank(tmp_path: Path) -> None:
     """A Ctrl-C that killed one process before MPI_Init (here: it exits at once, as CPython
     does when the Ctrl-C hits its start) while the other waits inside MPI_Init: MPICH's
@@ -184,15 +197,8 @@ def test_ctrl_c_in_mpi_init_whose_peer_never_comes_ends_the_rank(tmp_path: Path)
     handler of SIGINT and, once, of SIGALRM: beff.core.backstop.InterruptInC), by SIGALRM.
     Here 2 s later: the test hook leaves out the second alarm, whose 14 s
     tests/unit/test_backstop.py proves without MPI."""
-    if is_open_mpi_cached():
-        pytest.skip("Open MPI's prterun ends the job when a process exits before MPI_Init")
     out = tmp_path / "c.h5"
-    cmd = [launcher(), "-n", "1", sys.executable, "-c", "import sys; sys.exit(1)", ":",
-           "-n", "1", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog", "0:2", "-o",
-           str(out), "PingPong"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=mpi_env({"BEFF_TEST_SHORT_INIT_GRACE": "1"}),
-                            start_new_session=True)
+    proc = with_a_dead_peer(out, {"BEFF_TEST_SHORT_INIT_GRACE": "1"})
     try:
         deadline = time.monotonic() + 120
         while (pid := rank_pids(str(out)).get(1)) is None or not in_mpi_init(pid):
@@ -216,15 +222,8 @@ def test_a_rank_that_noted_a_ctrl_c_waits_in_mpi_init_at_the_lowest_priority(
     (INTERRUPTED_INIT_S) ends the rank, at nice 19 meanwhile (and its session's autogroup,
     which MPICH's launcher makes its own). At full priority that poll took a whole core from
     the node's other work for 20 s (19 CPU-s in a test run)."""
-    if is_open_mpi_cached():
-        pytest.skip("Open MPI's prterun ends the job when a process exits before MPI_Init")
     out = tmp_path / "c.h5"
-    cmd = [launcher(), "-n", "1", sys.executable, "-c", "import sys; sys.exit(1)", ":",
-           "-n", "1", sys.executable, "-m", "beff", "imb", "mpi1", "-msglog", "0:2", "-o",
-           str(out), "PingPong"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=mpi_env({"BEFF_TEST_STOP": "1:mpi_init"}),
-                            start_new_session=True)
+    proc = with_a_dead_peer(out, {"BEFF_TEST_STOP": "1:mpi_init"})
     try:
         deadline = time.monotonic() + 120
         while (pid := rank_pids(str(out)).get(1)) is None or process_state(pid) != "T":
