@@ -48,10 +48,10 @@ LOCK = Path(os.environ.setdefault(
 PREPARE = (["mpi1", "beff", "p2p", "mt", "map"], ["beffio", "io", "nbc", "mpi4", "ext", "rma"])
 # The README's Open MPI pass (``-m openmpi``) runs the suites of these alone, and its loops
 # compile cold (the cache is keyed by the MPI library): those its first tests run first (on
-# four workers: IMB-MPI1's signals and failures, IMB-MT), none it does not run. Not IMB-P2P:
-# its one job there (PingPong) compiles its own loops, 2 CPU-s, where preparing all of the
-# suite's took 8.4.
-PREPARE_OPENMPI = (["mpi1", "beff"], ["mt", "beffio"])
+# four workers, OPENMPI_LONGEST below: IMB-MPI1's signals and failures, b_eff_io's resume
+# and quiet waits), none it does not run. Not IMB-P2P: its one job there (PingPong) compiles
+# its own loops, 2 CPU-s, where preparing all of the suite's took 8.4.
+PREPARE_OPENMPI = (["mpi1", "beff"], ["beffio", "mt"])
 _preparing: list[subprocess.Popen[bytes]] = []
 
 

@@ -474,6 +474,8 @@ def lowest_priority() -> None:
         if os.getsid(0) == os.getpid():  # its session is this process (and its children)
             with open("/proc/self/autogroup", "w") as group:
                 group.write(str(LOWEST_PRIORITY))
+
+
 # A watchdog's backstop (beff.core.backstop) fires this long after the watchdog's deadline,
 # in case the watchdog's thread cannot run; a watchdog that fired must have aborted the job
 # within ABORT_BACKSTOP_S.
