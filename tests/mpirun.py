@@ -462,10 +462,17 @@ def assert_watchdog_fired(proc: subprocess.Popen[str], err: str, waited: float,
     assert waited < 60  # the guard; aborting an oversubscribed job takes a few seconds more
 
 
+def stat_field(pid: int, field: int) -> str:
+    """Field ``field`` of /proc/PID/stat, numbered as proc(5) numbers them from 1 (3: the
+    state, 6: the session, 19: the nice value); past the command's name, which may hold
+    spaces and parentheses."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[field - 3]
+
+
 def process_state(pid: int) -> str:
     """The state letter of process ``pid`` (``T``: stopped), or "" once it is gone."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return stat_field(pid, 3)
     except (OSError, IndexError):
         return ""
 

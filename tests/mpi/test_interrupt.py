@@ -21,6 +21,7 @@ from tests.mpirun import (
     mpi_env,
     process_state,
     rank_pids,
+    stat_field,
 )
 
 pytestmark = [pytest.mark.mpi, pytest.mark.openmpi]
@@ -245,13 +246,11 @@ def test_a_rank_that_noted_a_ctrl_c_waits_in_mpi_init_at_the_lowest_priority(
 
 
 def nice(pid: int) -> int:
-    """Process ``pid``'s nice value (/proc/PID/stat's 19th field)."""
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+    return int(stat_field(pid, 19))
 
 
 def session(pid: int) -> int:
-    """Process ``pid``'s session id (/proc/PID/stat's 6th field)."""
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[3])
+    return int(stat_field(pid, 6))
 
 
 def in_mpi_init(pid: int) -> bool:

@@ -21,13 +21,14 @@ def seconds_per_repetition(tmp_path: Path) -> float:
     r = mpirun(2, "imb", "p2p", "-msglog", "0:0", "-iter", "50000", "-o", str(out),
                "PingPong")  # many: 2,000 took 10 us each here, 450,000 took 4 us
     assert r.returncode == 0, r.stderr
-    return repetition_seconds(out)
+    return repetitions(out)[0]
 
 
-def repetition_seconds(out: Path) -> float:
-    """Seconds one repetition of the file's PingPong lasted: IMB's time is half a round trip,
-    and a repetition is one round trip."""
-    return 2 * float(load(out).measurements[0].times[0].max())
+def repetitions(out: Path) -> tuple[float, int]:
+    """Seconds one repetition of the file's PingPong lasted, and how many it ran: IMB's time
+    is half a round trip, and a repetition is one round trip."""
+    m = load(out).measurements[0]
+    return 2 * float(m.times[0].max()), int(m.repetitions[0])
 
 
 def test_a_size_longer_than_the_stall_limit_finishes(tmp_path: Path) -> None:
@@ -42,7 +43,8 @@ def test_a_size_longer_than_the_stall_limit_finishes(tmp_path: Path) -> None:
                    str(STALL_S), "-o", str(out), "PingPong", timeout=300)
         assert r.returncode == 0, r.stderr[-3000:]
         assert "watchdog" not in r.stderr
-        lasted = repetition_seconds(out) * int(load(out).measurements[0].repetitions[0])
+        seconds, count = repetitions(out)
+        lasted = seconds * count
         if lasted > STALL_S:
             return  # it outlasted the stall limit, and was not taken for hung
         n = int(n * 2 * STALL_S / max(lasted, 1e-3))
