@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from beff.core import shm
+from beff.core import early, shm
 from beff.results import atomic
 
 NOTE = ("the run ended without closing the file (it was killed, or a rank failed on another "
@@ -162,7 +162,7 @@ def _first_line(writer: int) -> tuple[bytes, bytes, str]:
     fd = sys.stdin.buffer.fileno()
     data = b""
     job = ""
-    launcher = _parent_of(writer)
+    launcher = launcher_of(writer)
     while b"\n" not in data:
         if not job:
             job = _job_seen(writer, launcher)
@@ -174,6 +174,15 @@ def _first_line(writer: int) -> tuple[bytes, bytes, str]:
         data += chunk
     head, newline, rest = data.partition(b"\n")
     return head + newline, rest, job
+
+
+def launcher_of(writer: int) -> int | None:
+    """The process that started ``writer`` when that is an MPI launcher (the launcher's
+    variables are the writer's, which this process inherited), else None: the writer's
+    siblings are the job's other ranks only under a launcher. A writer started by a shell or
+    a test process has siblings of other jobs, and the clean-up waited 30 s for the
+    segments that one of them mapped."""
+    return _parent_of(writer) if early.under_launcher() else None
 
 
 def _parent_of(pid: int) -> int | None:

@@ -412,6 +412,22 @@ def test_a_watcher_started_ahead_watches_the_file_it_is_given_later(tmp_path: Pa
     assert sorted(p.name for p in tmp_path.iterdir()) == [out.path.name]
 
 
+@pytest.mark.parametrize("variable", [None, "PMI_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"])
+def test_a_watcher_looks_at_its_writers_siblings_under_a_launcher_only(
+        variable: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer's siblings are its job's other ranks under a launcher (whose variables the
+    watcher inherits from the writer), whose segments the watcher sweeps; not under a shell
+    or a test process, which start other jobs: it waited 30 s for those (a test beside an
+    xdist worker that had MPI)."""
+    for name in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK",
+                 "SLURM_PROCID"):
+        monkeypatch.delenv(name, raising=False)
+    if variable is not None:
+        monkeypatch.setenv(variable, "0")
+    expected = os.getppid() if variable is not None else None
+    assert watch.launcher_of(os.getpid()) == expected
+
+
 def test_a_watcher_told_the_file_is_finished_leaves_it_alone(tmp_path: Path) -> None:
     """After finish(), the watcher does not read the file when its writer goes (it would
     load h5py right after the job, beside whatever runs next)."""
