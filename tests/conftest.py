@@ -86,8 +86,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     if OWN_LOCK:  # the controller: the session's lock files
-        for path in (LOCK, Path(f"{LOCK}.gate"), Path(f"{LOCK}.jobs")):
-            path.unlink(missing_ok=True)
+        LOCK.unlink(missing_ok=True)
     for proc in _preparing:
         ended = proc.poll() is not None
         if not ended:  # a short session: the cache is only a saving

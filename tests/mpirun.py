@@ -16,8 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,33 +26,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 if TYPE_CHECKING:
     from beff.results.model import RunRecord
-
-
-@contextmanager
-def job_slot(nprocs: int) -> Iterator[None]:
-    """Run one job of ``nprocs`` ranks through the session's gate (two lock files beside its
-    lock, tests/conftest.py). A job with more ranks than the machine has cores runs while no
-    other job of :func:`mpirun` and :func:`runs` does: its ranks wait for one another's time
-    slices, and a rank that waits polls, so beside other jobs' ranks a 4-rank b_eff run took
-    12.4 CPU-s of a loaded session where alone it takes 2.4. Smaller jobs run side by side.
-    One waiting to run alone holds the gate, so the small jobs that come after it wait.
-    MPICH's jobs only."""
-    import fcntl
-
-    lock = os.environ.get("BEFF_TESTS_LOCK")
-    # not under the tests' session; or under Open MPI, whose ranks the tests make yield when
-    # idle and whose part of the tests mostly waits (launcher, signals, watchdogs): gated, it
-    # took 54.9 and 47.7 s against 40.2 and 41.0 (cold loop cache, four workers)
-    if lock is None or is_open_mpi_cached():
-        yield
-        return
-    alone = nprocs > len(os.sched_getaffinity(0))
-    mode = fcntl.LOCK_EX if alone else fcntl.LOCK_SH
-    with open(lock + ".gate", "a") as gate, open(lock + ".jobs", "a") as jobs:
-        fcntl.flock(gate, mode)
-        fcntl.flock(jobs, mode)
-        fcntl.flock(gate, fcntl.LOCK_UN)
-        yield  # closing the files releases the locks
 
 
 # Open MPI's prterun, now and then, fails before it starts any rank (in 2 of 6 passes of the
@@ -142,9 +114,8 @@ def mpirun(nprocs: int, *args: str, timeout: float = 120, cwd: str | Path | None
         cmd += ["--oversubscribe"]
     cmd += [sys.executable, "-m", "beff", *args]
     for _ in range(3):
-        with job_slot(nprocs):
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                                  env=job_env(nprocs, env))
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                              env=job_env(nprocs, env))
         if not launcher_failed(proc.stderr):
             break
     return Result(proc.returncode, proc.stdout, proc.stderr)
@@ -223,10 +194,9 @@ def runs(nprocs: int, commands: dict[str, list[str]], directory: Path,
     if is_open_mpi_cached():
         cmd += ["--oversubscribe"]
     for _ in range(3):
-        with job_slot(nprocs):
-            proc = subprocess.run([*cmd, sys.executable, "-m", "tests.mpi.runs_script",
-                                   str(path)], capture_output=True, text=True, timeout=timeout,
-                                  cwd=ROOT, env=job_env(nprocs, env))
+        proc = subprocess.run([*cmd, sys.executable, "-m", "tests.mpi.runs_script", str(path)],
+                              capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+                              env=job_env(nprocs, env))
         if not launcher_failed(proc.stderr):
             break
     found = Runs()

@@ -21,7 +21,6 @@ from tests import slurmcluster
 from tests.mpirun import (
     assert_watchdog_fired,
     is_open_mpi_cached,
-    job_slot,
     mpi_env,
     stop_a_rank_of,
 )
@@ -59,11 +58,9 @@ def command(nprocs: int, *args: str) -> list[str]:
 
 def srun(nprocs: int, *args: str, stdout: int | None = None, timeout: float = 180,
          env: dict[str, str | None] | None = None) -> subprocess.CompletedProcess[str]:
-    with job_slot(nprocs):  # the session's job gate, as mpirun's jobs
-        return subprocess.run(command(nprocs, *args),
-                              stdout=stdout if stdout is not None else subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, timeout=timeout,
-                              env=mpi_env(env))
+    return subprocess.run(command(nprocs, *args),
+                          stdout=stdout if stdout is not None else subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=timeout, env=mpi_env(env))
 
 
 def test_srun_run_to_a_file_with_progress_lines(tmp_path: Path) -> None:

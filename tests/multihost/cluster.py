@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mpirun import job_slot, launcher, mpi_env
+from tests.mpirun import launcher, mpi_env
 
 CLUSTER = Path(__file__).resolve().parent / "netns-cluster.sh"
 LOCK = "/run/beff-tests-netns-cluster.lock"
@@ -104,22 +104,18 @@ class Cluster:
 
     def on_head(self, cmd: list[str], extra_env: dict[str, str] | None = None,
                 timeout: float = JOB_TIMEOUT) -> subprocess.CompletedProcess[str]:
-        """Run ``cmd`` logged in on the first host (the head node), with a hard time-out; a job
-        (``-n N`` in ``cmd``) through the session's job gate (:func:`tests.mpirun.job_slot`:
-        the emulated hosts share this machine's cores)."""
+        """Run ``cmd`` logged in on the first host (the head node), with a hard time-out."""
         env = {**self.env, **(extra_env or {})}
-        nprocs = int(cmd[cmd.index("-n") + 1]) if "-n" in cmd else 1
-        with job_slot(nprocs):
-            proc = subprocess.Popen([str(CLUSTER), "exec", self.hosts[0], *cmd],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                    env=env, cwd=self.workdir, start_new_session=True)
-            try:
-                out, err = proc.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                self.kill_jobs()
-                out, err = proc.communicate(timeout=30)
-                pytest.fail(f"timed out after {timeout:.0f} s: {' '.join(cmd)}\n{out}\n{err}")
+        proc = subprocess.Popen([str(CLUSTER), "exec", self.hosts[0], *cmd],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=env, cwd=self.workdir, start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            self.kill_jobs()
+            out, err = proc.communicate(timeout=30)
+            pytest.fail(f"timed out after {timeout:.0f} s: {' '.join(cmd)}\n{out}\n{err}")
         return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
