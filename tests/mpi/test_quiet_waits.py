@@ -59,7 +59,7 @@ def test_a_rank_outside_the_b_eff_io_partition_sleeps_through_its_phases(tmp_pat
     """``beff io -N 1`` on 2 ranks: rank 1 is in no partition, and waits out every phase of
     rank 0's (4 s scheduled) asleep in a fifth or more of 40 looks at it, from the first
     pattern on: 0 of 40 while it waited in MPI's allgather, 26 in a whole test session, 13
-    in one of the Open MPI part's nine sessions (woken each millisecond to test the barrier,
+    in one of eight passes of the Open MPI part (woken each millisecond to test the barrier,
     it then waits for a CPU that rank 0's I/O and the other tests' jobs share); the
     original's ranks outside wait in MPI_Barrier, polling."""
     io_dir = tmp_path / "io"
