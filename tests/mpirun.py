@@ -89,10 +89,11 @@ def job_env(nprocs: int, extra: dict[str, str | None] | None = None) -> dict[str
     """:func:`mpi_env` for a job of ``nprocs`` ranks. An MPICH job with more ranks than the
     machine has cores also sleeps while it waits (``MPIR_CVAR_ENABLE_HEAVY_YIELD``): its
     ranks are sessions of their own (MPICH's launcher), and where Linux groups the CPU by
-    session (autogroup) a rank that yields yields to no one, so a waiting rank took half a
-    core from the rank it waited for. A 4-rank quick b_eff run beside two CPU burners took
-    7.5 s and 11.7 CPU-s, and 2.2 s and 2.1 CPU-s sleeping (alone: 1.2 s and 2.3 CPU-s, and
-    1.9 s and 2.3). Not for smaller jobs: sleeping makes each wait some 25 us longer."""
+    session (autogroup) a rank that yields yields to no one: a rank waiting in MPI_Recv took
+    half its core from a CPU-bound process bound there. A 4-rank quick b_eff run beside two
+    CPU burners took 7.5 s and 11.7 CPU-s, and 2.2 s and 2.1 CPU-s sleeping (alone: 1.2 s
+    and 2.3 CPU-s, and 1.9 s and 2.3). Not for smaller jobs: a 2-rank IMB-MPI1 job took
+    0.55 s, and 4.1 s sleeping."""
     env = mpi_env(extra)
     if nprocs > len(os.sched_getaffinity(0)) and not is_open_mpi_cached():
         env.setdefault("MPIR_CVAR_ENABLE_HEAVY_YIELD", "1")
