@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,6 +36,16 @@ LAUNCHER_FAILED = "The PMIx server's listener thread failed to start"
 def launcher_failed(stderr: str) -> bool:
     """The launcher itself failed to start (no rank ran): run the job again."""
     return is_open_mpi_cached() and LAUNCHER_FAILED in stderr
+
+
+def run_job(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run(cmd, capture_output=True, text=True, **kwargs)`` of a launcher's
+    command line, run again (twice at most) when the launcher itself failed to start."""
+    for _ in range(3):
+        proc = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
+        if not launcher_failed(proc.stderr):
+            break
+    return proc
 
 
 def launcher() -> str:
@@ -114,11 +124,7 @@ def mpirun(nprocs: int, *args: str, timeout: float = 120, cwd: str | Path | None
     if is_open_mpi_cached():
         cmd += ["--oversubscribe"]
     cmd += [sys.executable, "-m", "beff", *args]
-    for _ in range(3):
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                              env=job_env(nprocs, env))
-        if not launcher_failed(proc.stderr):
-            break
+    proc = run_job(cmd, timeout=timeout, cwd=cwd, env=job_env(nprocs, env))
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
@@ -194,12 +200,8 @@ def runs(nprocs: int, commands: dict[str, list[str]], directory: Path,
     cmd = [launcher(), "-n", str(nprocs)]
     if is_open_mpi_cached():
         cmd += ["--oversubscribe"]
-    for _ in range(3):
-        proc = subprocess.run([*cmd, sys.executable, "-m", "tests.mpi.runs_script", str(path)],
-                              capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                              env=job_env(nprocs, env))
-        if not launcher_failed(proc.stderr):
-            break
+    proc = run_job([*cmd, sys.executable, "-m", "tests.mpi.runs_script", str(path)],
+                   timeout=timeout, cwd=ROOT, env=job_env(nprocs, env))
     found = Runs()
     found.job = f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     for name in commands:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,7 +27,14 @@ from typing import Any
 
 import pytest
 
-from tests.mpirun import StartsMPI, beff_in_process, is_open_mpi_cached, launcher, mpi_env
+from tests.mpirun import (
+    StartsMPI,
+    beff_in_process,
+    is_open_mpi_cached,
+    launcher,
+    mpi_env,
+    run_job,
+)
 
 pytestmark = pytest.mark.mpi
 ROOT = Path(__file__).resolve().parents[2]
@@ -214,8 +220,8 @@ def _launch(nprocs: int, cases: list[dict[str, Any]], directory: Path
     cmd = [launcher(), "-n", str(nprocs)]
     if is_open_mpi_cached():
         cmd.append("--oversubscribe")
-    r = subprocess.run([*cmd, sys.executable, "-m", "tests.mpi.usage_script", str(spec)],
-                       cwd=ROOT, capture_output=True, text=True, timeout=240, env=mpi_env())
+    r = run_job([*cmd, sys.executable, "-m", "tests.mpi.usage_script", str(spec)], cwd=ROOT,
+                timeout=240, env=mpi_env())
     outcomes = {int(p.name.split(".")[1]): json.loads(p.read_text(encoding="utf-8"))
                 for p in directory.glob("rank.*.json")}
     return outcomes, f"exit {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}"
@@ -317,9 +323,8 @@ def _run(nprocs: int, args: list[str], tmp: Path) -> tuple[dict[int, int], str, 
     rc_dir = tmp.parent / f"{tmp.name}-rc"
     rc_dir.mkdir()
     start = time.monotonic()
-    proc = subprocess.run([*cmd, "sh", "-c", script, sys.executable, *argv], cwd=tmp,
-                          capture_output=True, text=True, timeout=60,
-                          env=mpi_env({"BEFF_RC_DIR": str(rc_dir)}))
+    proc = run_job([*cmd, "sh", "-c", script, sys.executable, *argv], cwd=tmp, timeout=60,
+                   env=mpi_env({"BEFF_RC_DIR": str(rc_dir)}))
     elapsed = time.monotonic() - start
     codes = {int(p.name.split(".")[1]): int(p.read_text()) for p in rc_dir.iterdir()}
     assert _left(tmp) == [], "files left behind or changed"
