@@ -48,6 +48,13 @@ def run_job(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
     return proc
 
 
+def launch_prefix(nprocs: int) -> list[str]:
+    """The launcher's command line for ``nprocs`` ranks, before the program (Open MPI's
+    needs ``--oversubscribe`` for more ranks than cores)."""
+    extra = ["--oversubscribe"] if is_open_mpi_cached() else []
+    return [launcher(), "-n", str(nprocs), *extra]
+
+
 def launcher() -> str:
     for name in ("mpiexec", "mpirun"):
         local = BIN / name
@@ -120,10 +127,7 @@ class Result:
 def mpirun(nprocs: int, *args: str, timeout: float = 120, cwd: str | Path | None = None,
            env: dict[str, str | None] | None = None) -> Result:
     """Run ``beff ARGS`` on ``nprocs`` ranks; raise if it does not finish within ``timeout``."""
-    cmd = [launcher(), "-n", str(nprocs)]
-    if is_open_mpi_cached():
-        cmd += ["--oversubscribe"]
-    cmd += [sys.executable, "-m", "beff", *args]
+    cmd = [*launch_prefix(nprocs), sys.executable, "-m", "beff", *args]
     proc = run_job(cmd, timeout=timeout, cwd=cwd, env=job_env(nprocs, env))
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
@@ -197,11 +201,8 @@ def runs(nprocs: int, commands: dict[str, list[str]], directory: Path,
         spec.append({"name": name, "argv": list(args), "cwd": str(directory / name)})
     path = directory / "runs.json"
     path.write_text(json.dumps({"out": str(logs), "runs": spec}), encoding="utf-8")
-    cmd = [launcher(), "-n", str(nprocs)]
-    if is_open_mpi_cached():
-        cmd += ["--oversubscribe"]
-    proc = run_job([*cmd, sys.executable, "-m", "tests.mpi.runs_script", str(path)],
-                   timeout=timeout, cwd=ROOT, env=job_env(nprocs, env))
+    proc = run_job([*launch_prefix(nprocs), sys.executable, "-m", "tests.mpi.runs_script",
+                    str(path)], timeout=timeout, cwd=ROOT, env=job_env(nprocs, env))
     found = Runs()
     found.job = f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     for name in commands:
@@ -362,13 +363,13 @@ def job_state(marker: str, launcher_pid: int) -> str:
         if not entry.name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            state, group = stat_field(int(entry.name), 3), stat_field(int(entry.name), 5)
             cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             wchan = (entry / "wchan").read_text()
-        except OSError:
+        except (OSError, IndexError):
             continue
-        if int(stat[2]) == launcher_pid or marker in cmd:  # stat[2]: its process group
-            lines.append(f"{entry.name} {stat[0]} {wchan or '-'} {cmd[:160]}")
+        if int(group) == launcher_pid or marker in cmd:
+            lines.append(f"{entry.name} {state} {wchan or '-'} {cmd[:160]}")
     return "\n".join(lines) or "no process of the job is left"
 
 

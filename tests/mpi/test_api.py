@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.mpirun import is_open_mpi_cached, launcher, mpi_env
+from tests.mpirun import launch_prefix, mpi_env
 
 pytestmark = pytest.mark.mpi
 
@@ -21,10 +21,8 @@ CLI_WORDS = ("-o ", "--force", "-msglog", "-map", "--format")
 
 
 def launch(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [launcher(), "-n", "2"]
-    if is_open_mpi_cached():
-        cmd += ["--oversubscribe"]
-    cmd += [sys.executable, "-m", "tests.mpi.api_script", str(directory), *args]
+    cmd = [*launch_prefix(2), sys.executable, "-m", "tests.mpi.api_script", str(directory),
+           *args]
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=240,
                           env=mpi_env())
 

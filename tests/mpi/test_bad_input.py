@@ -31,7 +31,7 @@ from tests.mpirun import (
     StartsMPI,
     beff_in_process,
     is_open_mpi_cached,
-    launcher,
+    launch_prefix,
     mpi_env,
     run_job,
 )
@@ -217,11 +217,8 @@ def _launch(nprocs: int, cases: list[dict[str, Any]], directory: Path
     """Every case in one job (tests/mpi/usage_script.py): {rank: {case: outcome}}."""
     spec = directory / "cases.json"
     spec.write_text(json.dumps({"out": str(directory), "cases": cases}), encoding="utf-8")
-    cmd = [launcher(), "-n", str(nprocs)]
-    if is_open_mpi_cached():
-        cmd.append("--oversubscribe")
-    r = run_job([*cmd, sys.executable, "-m", "tests.mpi.usage_script", str(spec)], cwd=ROOT,
-                timeout=240, env=mpi_env())
+    r = run_job([*launch_prefix(nprocs), sys.executable, "-m", "tests.mpi.usage_script",
+                 str(spec)], cwd=ROOT, timeout=240, env=mpi_env())
     outcomes = {int(p.name.split(".")[1]): json.loads(p.read_text(encoding="utf-8"))
                 for p in directory.glob("rank.*.json")}
     return outcomes, f"exit {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}"
@@ -317,14 +314,11 @@ def _run(nprocs: int, args: list[str], tmp: Path) -> tuple[dict[int, int], str, 
     argv = _prepared(tmp, args)
     script = ('"$0" -m beff "$@"; rc=$?; '
               'echo $rc > "$BEFF_RC_DIR/rc.${PMI_RANK:-$OMPI_COMM_WORLD_RANK}"; exit $rc')
-    cmd = [launcher(), "-n", str(nprocs)]
-    if is_open_mpi_cached():
-        cmd.append("--oversubscribe")
     rc_dir = tmp.parent / f"{tmp.name}-rc"
     rc_dir.mkdir()
     start = time.monotonic()
-    proc = run_job([*cmd, "sh", "-c", script, sys.executable, *argv], cwd=tmp, timeout=60,
-                   env=mpi_env({"BEFF_RC_DIR": str(rc_dir)}))
+    proc = run_job([*launch_prefix(nprocs), "sh", "-c", script, sys.executable, *argv],
+                   cwd=tmp, timeout=60, env=mpi_env({"BEFF_RC_DIR": str(rc_dir)}))
     elapsed = time.monotonic() - start
     codes = {int(p.name.split(".")[1]): int(p.read_text()) for p in rc_dir.iterdir()}
     assert _left(tmp) == [], "files left behind or changed"

@@ -17,8 +17,7 @@ from beff.results.archive import load
 from tests.mpirun import (
     Jobs,
     beff,
-    is_open_mpi_cached,
-    launcher,
+    launch_prefix,
     mpi_env,
     mpirun,
     on_a_pty,
@@ -238,10 +237,8 @@ def test_table_output_to_a_pipe_has_no_colour_and_progress_can_be_forced(tmp_pat
 def test_from_a_terminal_mpiexec_shows_the_live_bar_by_default(tmp_path: Path) -> None:
     """mpiexec's stdout and stderr are a terminal: the ranks get pipes (hydra) or a pty
     (Open MPI), and rank 0 draws the bar and colours all the same."""
-    cmd = [launcher(), "-n", "2", sys.executable, "-m", "beff", "imb", "mpi1", *QUICK,
+    cmd = [*launch_prefix(2), sys.executable, "-m", "beff", "imb", "mpi1", *QUICK,
            "PingPong", "Sendrecv", "-o", str(tmp_path / "t.h5")]
-    if is_open_mpi_cached():
-        cmd.insert(1, "--oversubscribe")
     code, text = on_a_pty(cmd, mpi_env({"TERM": "xterm-256color"}))
     assert code == 0, text
     assert "━" in text and "\x1b[" in text and "MPI1 Sendrecv" in text
@@ -249,10 +246,8 @@ def test_from_a_terminal_mpiexec_shows_the_live_bar_by_default(tmp_path: Path) -
 
 
 def test_two_runs_started_together_in_one_directory_keep_both(tmp_path: Path) -> None:
-    cmd = [launcher(), "-n", "1", sys.executable, "-m", "beff", "imb", "mpi1", *QUICK,
+    cmd = [*launch_prefix(1), sys.executable, "-m", "beff", "imb", "mpi1", *QUICK,
            "PingPong", "Sendrecv", "--format", "csv"]
-    if is_open_mpi_cached():
-        cmd.insert(1, "--oversubscribe")
     jobs = [subprocess.Popen(cmd, cwd=tmp_path, env=mpi_env(), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
     for job in jobs:
